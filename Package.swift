@@ -1,0 +1,81 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings shared by every target: Swift 6 strictness plus the upcoming features the
+/// swift-server ecosystem (hummingbird, swift-configuration) builds with.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "viewportd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "viewportd", targets: ["viewportd"]),
+        .executable(name: "viewport-bench", targets: ["viewport-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(
+            url: "https://github.com/apple/swift-configuration", from: "1.4.0",
+            traits: ["JSON", "CommandLineArguments"]
+        ),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(
+            name: "ViewportCore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ViewportHTTP",
+            dependencies: ["CMicroHTTPD"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ViewportService",
+            dependencies: [
+                "ViewportCore",
+                "ViewportHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "viewportd",
+            dependencies: ["ViewportService"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "viewport-bench",
+            dependencies: ["ViewportCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ViewportCoreTests",
+            dependencies: ["ViewportCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ViewportHTTPTests",
+            dependencies: ["ViewportHTTP"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ViewportServiceTests",
+            dependencies: ["ViewportService", "ViewportCore", "ViewportHTTP"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
