@@ -32,7 +32,8 @@ let package = Package(
         ),
         .target(
             name: "ViewportCore",
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: [.linkedLibrary("m")]
         ),
         .target(
             name: "ViewportHTTP",

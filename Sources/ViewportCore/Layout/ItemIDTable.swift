@@ -1,0 +1,81 @@
+/// Item ids stored compactly (all UTF-8 bytes in one buffer) with an open-addressing hash table
+/// from id to item position.
+///
+/// About `4 + id length` bytes per item for storage plus 4–8 bytes for the table, against 16 bytes
+/// per `String` (plus a heap object for ids over 15 bytes) and ~30 for a `Dictionary` entry.
+/// Hashing uses the standard library's per-process seeded `Hasher`, so a client cannot craft ids
+/// that collide on purpose.
+struct ItemIDTable: Sendable {
+    private(set) var bytes: ContiguousArray<UInt8> = []
+    private(set) var offsets: ContiguousArray<UInt32> = [0]
+    private var slots: ContiguousArray<Int32> = []
+    private var mask: Int = 0
+
+    var count: Int { offsets.count - 1 }
+
+    mutating func reserve(items: Int, bytes byteCount: Int) {
+        offsets.reserveCapacity(items + 1)
+        bytes.reserveCapacity(byteCount)
+    }
+
+    mutating func append<Bytes: Collection<UInt8>>(_ id: Bytes) {
+        bytes.append(contentsOf: id)
+        offsets.append(UInt32(truncatingIfNeeded: bytes.count))
+    }
+
+    /// Builds the lookup table. Returns the first duplicate as (earlier index, later index).
+    /// - Complexity: O(n) expected.
+    mutating func buildLookup() -> (Int, Int)? {
+        var capacity = 8
+        while capacity < count * 2 { capacity <<= 1 }
+        mask = capacity - 1
+        slots = ContiguousArray(repeating: -1, count: capacity)
+        for index in 0..<count {
+            let found = withBytes(at: index) { find($0) }
+            switch found {
+            case .found(let existing): return (existing, index)
+            case .empty(let slot): slots[slot] = Int32(index)
+            }
+        }
+        return nil
+    }
+
+    /// The position of the item with this id.
+    /// - Complexity: O(1) expected.
+    func index(of id: String) -> Int? {
+        var id = id
+        return id.withUTF8 { utf8 in
+            if case .found(let index) = find(UnsafeRawBufferPointer(utf8)) { return index }
+            return nil
+        }
+    }
+
+    func withBytes<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let start = Int(offsets[index])
+        let end = Int(offsets[index + 1])
+        return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    func string(at index: Int) -> String {
+        withBytes(at: index) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func byteCount(at index: Int) -> Int { Int(offsets[index + 1] - offsets[index]) }
+
+    var memoryBytes: Int { bytes.capacity + offsets.capacity * 4 + slots.capacity * 4 }
+
+    private enum Probe { case found(Int), empty(Int) }
+
+    private func find(_ key: UnsafeRawBufferPointer) -> Probe {
+        var hasher = Hasher()
+        hasher.combine(bytes: key)
+        var slot = hasher.finalize() & mask
+        while true {
+            let candidate = Int(slots[slot])
+            if candidate < 0 { return .empty(slot) }
+            let equal = withBytes(at: candidate) { $0.elementsEqual(key) }
+            if equal { return .found(candidate) }
+            slot = (slot + 1) & mask
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// Why a session refused an update. Nothing about the session changes when one is thrown.
+public enum SessionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A well-formed but invalid value (HTTP 422).
+    case invalid(field: String, reason: String)
+    /// `seq` is neither the last applied sequence number nor the next one (HTTP 409).
+    case sequenceConflict(current: UInt64, sent: UInt64)
+
+    public var description: String {
+        switch self {
+        case .invalid(let field, let reason): return "\(field): \(reason)"
+        case .sequenceConflict(let current, let sent):
+            return "seq \(sent) does not follow the session's last sequence number \(current): send \(current + 1), or \(current) to retry"
+        }
+    }
+}

@@ -1,0 +1,218 @@
+/// One scroll view of one client: where it is, which items are shown by which views, the reuse
+/// pools, and the counters. A pure state machine: `apply(_:)` turns an update into a plan.
+///
+/// Not thread-safe by itself; the service keeps each session behind a lock.
+public struct ViewportSession: Sendable {
+    public private(set) var layout: Layout
+    public private(set) var offset: Point
+    public private(set) var viewport: Size
+    public let buffer: Double
+    public let insets: Insets
+    public let poolCaps: PoolCaps
+
+    /// The materialized region at the current offset and viewport.
+    public private(set) var region: Region
+    /// Item → view of every materialized item.
+    private var shown: [Int: Int] = [:]
+    /// Reuse class → pooled views.
+    private var pools: [Int: ReusePool] = [:]
+    /// Item → its last view, for views still in a pool (same-item reuse).
+    private var pooledByItem: [Int: Int] = [:]
+    private var pooledCount = 0
+    /// Cap per reuse class of the current layout (absent: `defaultCap`).
+    private var capByClass: [Int: Int] = [:]
+    private var defaultCap: Int?
+    private var nextView = 1
+
+    /// The last applied sequence number (0 is the opening plan).
+    public private(set) var seq: UInt64 = 0
+    /// The plan of `seq`, answered again on a retry.
+    public private(set) var lastPlan: Plan
+    public private(set) var stats = SessionStats()
+
+    /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
+    public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
+        try configuration.validate()
+        self.layout = layout
+        self.offset = configuration.offset
+        self.viewport = configuration.viewport
+        self.buffer = configuration.buffer
+        self.insets = configuration.insets
+        self.poolCaps = configuration.pool
+        self.region = Region(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer)
+        self.lastPlan = Plan(seq: 0, offset: configuration.offset)
+        resolveCaps()
+        lastPlan = makePlan(leaving: [], entering: layout.items(in: region), offset: offset)
+    }
+
+    /// The number of views the client holds now, shown or pooled.
+    public var liveViews: Int { shown.count + pooledCount }
+
+    /// Applies one update, or answers the last plan again for a retry (`seq` equal to the last).
+    /// - Complexity: O(log n + c log c) for c items entering or leaving (plus the items that straddle
+    ///   the region's moving edges), independent of how many items stay shown.
+    public mutating func apply(_ update: ViewportUpdate) throws(SessionError) -> Plan {
+        guard update.offset.isFinite else { throw .invalid(field: "offset", reason: "must be finite") }
+        if let size = update.size, !size.isValidExtent {
+            throw .invalid(field: "size", reason: "width and height must be finite and not negative")
+        }
+        if let sent = update.seq {
+            if sent == seq { return lastPlan }
+            guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
+        }
+        let newViewport = update.size ?? viewport
+        let newRegion = Region(offset: update.offset, viewport: newViewport, buffer: buffer)
+        let leaving = changedItems(in: region, notIn: newRegion)
+        let entering = changedItems(in: newRegion, notIn: region)
+        seq += 1
+        stats.updates += 1
+        offset = update.offset
+        viewport = newViewport
+        region = newRegion
+        lastPlan = makePlan(leaving: leaving, entering: entering, offset: offset)
+        return lastPlan
+    }
+
+    /// Every materialized item with its view, in layout order.
+    public var visible: [PlanEntry] {
+        shown.map { PlanEntry(item: $0.key, view: $0.value) }.sorted { $0.item < $1.item }
+    }
+
+    /// Each reuse identifier's pooled views, oldest first, identifiers in layout order of first use.
+    public var pooledViews: [(reuse: String, views: [Int])] {
+        pools.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map {
+            (layout.reuseNames[$0.key], $0.value.entries.map(\.view))
+        }
+    }
+
+    // MARK: Diffing
+
+    /// Items materialized in `a` but not in `b`, in layout order.
+    ///
+    /// Such an item lies outside `b` on some side, so it touches one of the (at most four) strips
+    /// of `a` beyond `b`'s edges; only those strips are searched.
+    private func changedItems(in a: Region, notIn b: Region) -> [Int] {
+        guard a != b else { return [] }
+        var found: [Int] = []
+        let rects = layout.rects
+        let index = layout.index
+        func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
+            index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item in
+                let r = rects[item]
+                if a.intersects(r) && !b.intersects(r) { found.append(item) }
+            }
+        }
+        if b.minY > a.minY { search(a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
+        if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
+        if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
+        if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
+        if found.count > 1 {
+            found.sort()
+            var unique = 0
+            for item in found where unique == 0 || found[unique - 1] != item {
+                found[unique] = item
+                unique += 1
+            }
+            found.removeLast(found.count - unique)
+        }
+        return found
+    }
+
+    // MARK: Planning
+
+    private mutating func resolveCaps() {
+        defaultCap = poolCaps.max
+        capByClass = [:]
+        for (name, cap) in poolCaps.perReuse {
+            if let c = layout.reuseClass(named: name) { capByClass[c] = cap }
+        }
+    }
+
+    private func cap(of reuseClass: Int) -> Int? { capByClass[reuseClass] ?? defaultCap }
+
+    /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
+    /// session's state, following API.md "Plans": leaving views are pooled first, in order; then
+    /// entering items take back their own last view; then the others, in layout order, take the
+    /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
+    /// plan.
+    private mutating func makePlan(leaving: [Int], entering: [Int], offset: Point) -> Plan {
+        var plan = Plan(seq: seq, offset: offset)
+        var leavingViews = [Int](repeating: 0, count: leaving.count)
+        var touchedClasses: [Int] = []
+        for (k, item) in leaving.enumerated() {
+            guard let view = shown.removeValue(forKey: item) else { continue }
+            leavingViews[k] = view
+            let c = layout.reuseClass(of: item)
+            guard c >= 0 else { continue }
+            pools[c, default: ReusePool()].push(.init(view: view, lastItem: item, pooledAt: seq))
+            pooledByItem[item] = view
+            pooledCount += 1
+            if !touchedClasses.contains(c) { touchedClasses.append(c) }
+        }
+
+        // Entering: their own last view first, then the newest pooled view, else a new view.
+        // `views[k]` is 0 until assigned; `reused[k]`/`rebind[k]` say how.
+        var views = [Int](repeating: 0, count: entering.count)
+        var reused = [Bool](repeating: false, count: entering.count)
+        var rebind = [Bool](repeating: true, count: entering.count)
+        if pooledCount > 0 {
+            for (k, item) in entering.enumerated() {
+                let c = layout.reuseClass(of: item)
+                guard c >= 0, let view = pooledByItem[item], pools[c]?.take(view: view) != nil else { continue }
+                pooledByItem[item] = nil
+                pooledCount -= 1
+                views[k] = view
+                reused[k] = true
+                rebind[k] = false
+            }
+        }
+        for (k, item) in entering.enumerated() where views[k] == 0 {
+            let c = layout.reuseClass(of: item)
+            if c >= 0, let entry = pools[c]?.popNewest() {
+                if pooledByItem[entry.lastItem] == entry.view { pooledByItem[entry.lastItem] = nil }
+                pooledCount -= 1
+                views[k] = entry.view
+                reused[k] = true
+                rebind[k] = entry.lastItem != item
+            } else {
+                views[k] = nextView
+                nextView += 1
+            }
+        }
+        for (k, item) in entering.enumerated() {
+            shown[item] = views[k]
+            if reused[k] {
+                plan.reuse.append(ReuseEntry(item: item, view: views[k], rebind: rebind[k]))
+                if !rebind[k] { stats.rebindFree += 1 }
+            } else {
+                plan.create.append(PlanEntry(item: item, view: views[k]))
+            }
+        }
+
+        // Caps apply once the plan is applied: drop the oldest views this plan pooled.
+        var capped: Set<Int> = []
+        for c in touchedClasses {
+            guard let limit = cap(of: c), let count = pools[c]?.count, count > limit else { continue }
+            for entry in pools[c]?.trim(excess: count - limit, pooledAt: seq) ?? [] {
+                if pooledByItem[entry.lastItem] == entry.view { pooledByItem[entry.lastItem] = nil }
+                pooledCount -= 1
+                capped.insert(entry.lastItem)
+            }
+        }
+        for (k, item) in leaving.enumerated() where leavingViews[k] != 0 {
+            let entry = PlanEntry(item: item, view: leavingViews[k])
+            if layout.reuseClass(of: item) < 0 || capped.contains(item) {
+                plan.discard.append(entry)
+            } else {
+                plan.recycle.append(entry)
+            }
+        }
+
+        stats.created += plan.create.count
+        stats.reused += plan.reuse.count
+        stats.recycled += plan.recycle.count
+        stats.discarded += plan.discard.count
+        stats.peakViews = max(stats.peakViews, shown.count + pooledCount)
+        return plan
+    }
+}
