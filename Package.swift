@@ -54,12 +54,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "viewportd",
-            dependencies: ["ViewportService"],
+            dependencies: [
+                "ViewportService",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "CHeapStats"),
         .executableTarget(
             name: "viewport-bench",
-            dependencies: ["ViewportCore"],
+            dependencies: ["ViewportCore", "CHeapStats"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -74,7 +78,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewportServiceTests",
-            dependencies: ["ViewportService", "ViewportCore", "ViewportHTTP"],
+            dependencies: [
+                "ViewportService", "ViewportCore", "ViewportHTTP",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,1 +1,162 @@
-print("bench")
+// viewport-bench: measures the planning core in a release build.
+//
+//   swift run -c release viewport-bench [items]
+//
+// Prints index build time and bytes per item, planned updates per second for small steps and for
+// jumps, bytes per session, and the same updates through two baselines (LazyScrollView's sorted
+// arrays with set intersection, and a linear scan) as ratios measured in the same run.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHeapStats
+import ViewportCore
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Bytes allocated on the heap right now.
+func heapBytes() -> Int { Int(viewportd_heap_in_use()) }
+
+func line(_ name: String, _ value: String) {
+    print(name + String(repeating: " ", count: max(1, 46 - name.count)) + value)
+}
+
+func fmt(_ v: Double, _ digits: Int = 2) -> String {
+    let p = pow(10.0, Double(digits))
+    return String((v * p).rounded() / p)
+}
+
+let count = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1_000_000 : 1_000_000
+print("viewport-bench: \(count) items, release build\n")
+
+// A feed: two columns of cards of varying heights, plus a full-width banner every 50 rows.
+var specs: [(String, Rect, String?)] = []
+specs.reserveCapacity(count)
+var columnY = [0.0, 0.0]
+var seed: UInt64 = 42
+@MainActor func nextRandom() -> UInt64 {
+    seed = seed &* 6364136223846793005 &+ 1442695040888963407
+    return seed >> 33
+}
+for i in 0..<count {
+    if i % 100 == 99 {
+        let y = max(columnY[0], columnY[1])
+        specs.append(("banner-\(i)", Rect(x: 0, y: y, width: 375, height: 120), "banner"))
+        columnY = [y + 130, y + 130]
+    } else {
+        let column = columnY[0] <= columnY[1] ? 0 : 1
+        let height = Double(80 + nextRandom() % 160)
+        specs.append(("card-\(i)", Rect(x: column == 0 ? 5 : 190, y: columnY[column], width: 180, height: height), "card"))
+        columnY[column] += height + 10
+    }
+}
+
+let heapBefore = heapBytes()
+var t0 = now()
+var builder = LayoutBuilder(expectedCount: count)
+for (id, rect, reuse) in specs { try builder.append(id: id, rect: rect, reuse: reuse) }
+let layout = try builder.build()
+let layoutSeconds = now() - t0
+let layoutBytes = heapBytes() - heapBefore
+t0 = now()
+let index = SpatialIndex(rects: layout.rects)
+let indexSeconds = now() - t0
+specs = []
+
+line("layout build (validate, ids, digest, index)", "\(fmt(layoutSeconds * 1000, 1)) ms")
+line("index build alone", "\(fmt(indexSeconds * 1000, 1)) ms  (\(index.count) rects)")
+line("bytes per item (heap, whole layout)", fmt(Double(layoutBytes) / Double(count), 1))
+line("bytes per item (layout.memoryBytes)", fmt(Double(layout.memoryBytes) / Double(count), 1))
+print("")
+
+let viewport = Size(width: 375, height: 667)
+let contentHeight = layout.contentSize.height
+
+/// Runs `steps` updates of a scroll trace and returns updates per second.
+@MainActor func runTrace(_ offsets: [Double]) throws -> (rate: Double, changes: Int) {
+    var session = try ViewportSession(layout: layout, configuration: SessionConfiguration(viewport: viewport))
+    var changes = 0
+    let start = now()
+    for y in offsets {
+        let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: y)))
+        changes &+= plan.create.count &+ plan.reuse.count
+    }
+    return (Double(offsets.count) / (now() - start), changes)
+}
+
+// Small steps: a finger drag at 60 Hz, 7 pt per frame, down the first part of the feed and back.
+let smallSteps = 2_000_000
+var offsets: [Double] = []
+offsets.reserveCapacity(smallSteps)
+var y = contentHeight / 3
+for i in 0..<smallSteps {
+    y += (i / 20_000) % 2 == 0 ? 7 : -7
+    offsets.append(y)
+}
+_ = try runTrace(Array(offsets.prefix(100_000)))  // warm up
+let small = try runTrace(offsets)
+line("small steps (7 pt): updates/s", "\(fmt(small.rate / 1e6, 3)) M  (\(small.changes) views entering)")
+
+// Jumps: anywhere in the content.
+let jumps = 200_000
+offsets = (0..<jumps).map { _ in Double(nextRandom() % UInt64(contentHeight)) }
+let jump = try runTrace(offsets)
+line("jumps (random offsets): updates/s", "\(fmt(jump.rate / 1e6, 3)) M  (\(jump.changes / jumps) views entering per jump)")
+
+// Flings: 120 pt per frame.
+offsets = (0..<500_000).map { contentHeight / 3 + Double($0 % 20_000) * 120 }
+let fling = try runTrace(offsets)
+line("flings (120 pt steps): updates/s", "\(fmt(fling.rate / 1e6, 3)) M")
+
+// Bytes per session: many sessions with ~15 items shown, each scrolled a little so pools exist.
+do {
+    let sessionCount = 10_000
+    var sessions: [ViewportSession] = []
+    sessions.reserveCapacity(sessionCount)
+    let before = heapBytes()
+    for i in 0..<sessionCount {
+        var s = try ViewportSession(
+            layout: layout, configuration: SessionConfiguration(viewport: viewport, offset: Point(x: 0, y: Double(i) * 1000)))
+        _ = try s.apply(ViewportUpdate(offset: Point(x: 0, y: Double(i) * 1000 + 400)))
+        sessions.append(s)
+    }
+    let bytes = Double(heapBytes() - before) / Double(sessionCount)
+    let shown = sessions.reduce(0) { $0 + $1.visible.count } / sessionCount
+    line("bytes per session", "\(fmt(bytes, 0))  (\(shown) items shown)")
+}
+print("")
+
+// Baselines on the same small-step trace (fewer updates: they are O(n) each).
+let baselineSteps = 300
+let baselineOffsets = (0..<baselineSteps).map { contentHeight / 3 + Double($0) * 7 }
+do {
+    t0 = now()
+    let lazy = LazyScrollViewIndex(rects: layout.rects)
+    line("LazyScrollView index build (two sorts)", "\(fmt((now() - t0) * 1000, 1)) ms")
+    var shown = Set<Int>()
+    var changes = 0
+    t0 = now()
+    for y in baselineOffsets {
+        let now = lazy.items(in: Region(offset: Point(x: 0, y: y), viewport: viewport, buffer: 20))
+        changes += now.subtracting(shown).count
+        shown = now
+    }
+    let lazyRate = Double(baselineSteps) / (now() - t0)
+    line("LazyScrollView small steps: updates/s", "\(fmt(lazyRate, 0))")
+    line("  viewportd / LazyScrollView", "\(fmt(small.rate / lazyRate, 0))×")
+
+    shown = []
+    t0 = now()
+    for y in baselineOffsets {
+        let now = linearScan(layout.rects, Region(offset: Point(x: 0, y: y), viewport: viewport, buffer: 20))
+        changes += now.subtracting(shown).count
+        shown = now
+    }
+    let scanRate = Double(baselineSteps) / (now() - t0)
+    line("linear scan small steps: updates/s", "\(fmt(scanRate, 0))")
+    line("  viewportd / linear scan", "\(fmt(small.rate / scanRate, 0))×")
+    _ = changes
+}

@@ -23,6 +23,8 @@ public struct ViewportSession: Sendable {
     private var capByClass: [Int: Int] = [:]
     private var defaultCap: Int?
     private var nextView = 1
+    /// Where the region may move without changing the materialized set (see `SafeWindow`).
+    private var safeWindow: SafeWindow?
 
     /// The last applied sequence number (0 is the opening plan).
     public private(set) var seq: UInt64 = 0
@@ -62,13 +64,26 @@ public struct ViewportSession: Sendable {
         }
         let newViewport = update.size ?? viewport
         let newRegion = Region(offset: update.offset, viewport: newViewport, buffer: buffer)
-        let leaving = changedItems(in: region, notIn: newRegion)
-        let entering = changedItems(in: newRegion, notIn: region)
         seq += 1
         stats.updates += 1
         offset = update.offset
         viewport = newViewport
+        if let window = safeWindow, window.contains(newRegion) {
+            region = newRegion
+            lastPlan = Plan(seq: seq, offset: offset)
+            return lastPlan
+        }
+        let leaving = changedItems(in: region, notIn: newRegion)
+        let entering = changedItems(in: newRegion, notIn: region)
+        // Measure a new window along the axis of this move, if it moved along one only.
+        let sameX = newRegion.minX == region.minX && newRegion.maxX == region.maxX
+        let sameY = newRegion.minY == region.minY && newRegion.maxY == region.maxY
         region = newRegion
+        if sameX != sameY {
+            safeWindow = SafeWindow(axis: sameX ? .y : .x, around: newRegion, layout: layout)
+        } else {
+            safeWindow = nil
+        }
         lastPlan = makePlan(leaving: leaving, entering: entering, offset: offset)
         return lastPlan
     }

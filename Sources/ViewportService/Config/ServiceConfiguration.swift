@@ -1,0 +1,82 @@
+import Logging
+
+/// Every setting of viewportd, with its default.
+///
+/// Loaded by ``load(arguments:environment:)`` from `config/viewportd.json`, environment
+/// variables and command-line flags, each overriding the one before. Keys and their other
+/// forms follow swift-configuration's conventions: `http.maxBodyBytes` is the environment
+/// variable `HTTP_MAX_BODY_BYTES` and the flag `--http-max-body-bytes`.
+public struct ServiceConfiguration: Sendable, Equatable {
+    public struct HTTP: Sendable, Equatable {
+        /// `http.host`: address to listen on.
+        public var host = "0.0.0.0"
+        /// `http.port`: TCP port (0 lets the system choose).
+        public var port = 8080
+        /// `http.threads`: request-handling threads.
+        public var threads = 2
+        /// `http.maxBodyBytes`: larger bodies answer 413. 128 MiB, so that a layout of a million
+        /// items (60–100 MB of JSON) fits.
+        public var maxBodyBytes = 134_217_728
+        /// `http.connectionTimeout`: an idle connection is closed after this long.
+        public var connectionTimeout: Duration = .seconds(30)
+        /// `http.connectionLimit`: concurrent connections.
+        public var connectionLimit = 1024
+        /// `http.connectionMemoryLimit`: bytes of buffer per connection (headers, small bodies).
+        public var connectionMemoryLimit = 65_536
+        /// `http.drainTimeout`: on SIGTERM/SIGINT, how long in-flight requests may take to finish.
+        public var drainTimeout: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    public struct Sessions: Sendable, Equatable {
+        /// `sessions.max`: open sessions at most.
+        public var max = 10_000
+        /// `sessions.idleTimeout`: a session idle for longer is gone (404).
+        public var idleTimeout: Duration = .seconds(600)
+
+        public init() {}
+    }
+
+    public struct Layouts: Sendable, Equatable {
+        /// `layouts.max`: distinct stored layouts at most.
+        public var max = 1000
+        /// `layouts.maxItems`: items per layout at most (more answers 413).
+        public var maxItems = 2_000_000
+
+        public init() {}
+    }
+
+    public var http = HTTP()
+    public var sessions = Sessions()
+    public var layouts = Layouts()
+    /// `auth.token`: when set, every path but `/healthz` requires `Authorization: Bearer <token>`.
+    /// A secret: never logged (see ``description``). An empty value means no token.
+    public var authToken: String? = nil
+    /// `log.level`: trace, debug, info, notice, warning, error or critical.
+    public var logLevel: Logger.Level = .info
+    /// The config file that was read, nil when the default file does not exist.
+    public var configFile: String? = nil
+
+    /// The defaults.
+    public init() {}
+}
+
+extension ServiceConfiguration: CustomStringConvertible {
+    /// All settings on one line, for the startup log; the auth token is redacted.
+    public var description: String {
+        "http.host=\(http.host) http.port=\(http.port) http.threads=\(http.threads)"
+            + " http.maxBodyBytes=\(http.maxBodyBytes) http.connectionTimeout=\(Self.seconds(http.connectionTimeout))"
+            + " http.connectionLimit=\(http.connectionLimit) http.connectionMemoryLimit=\(http.connectionMemoryLimit)"
+            + " http.drainTimeout=\(Self.seconds(http.drainTimeout)) sessions.max=\(sessions.max)"
+            + " sessions.idleTimeout=\(Self.seconds(sessions.idleTimeout)) layouts.max=\(layouts.max)"
+            + " layouts.maxItems=\(layouts.maxItems) auth.token=\(authToken == nil ? "none" : "<redacted>")"
+            + " log.level=\(logLevel.rawValue) config=\(configFile ?? "none")"
+    }
+
+    /// A duration in seconds, for logs and for APIs that take seconds.
+    public static func seconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
