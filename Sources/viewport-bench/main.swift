@@ -119,7 +119,7 @@ do {
     let before = heapBytes()
     for i in 0..<sessionCount {
         var s = try ViewportSession(
-            layout: layout, configuration: SessionConfiguration(viewport: viewport, offset: Point(x: 0, y: Double(i) * 1000)))
+            layout: layout, configuration: SessionConfiguration(viewport: Size(width: 375, height: 1000), offset: Point(x: 0, y: Double(i) * 1000)))
         _ = try s.apply(ViewportUpdate(offset: Point(x: 0, y: Double(i) * 1000 + 400)))
         sessions.append(s)
     }

@@ -12,21 +12,22 @@
 ///
 /// Memory: 16 bytes of box and 4 of item number per leaf, plus about 1/`fanout` of that for the
 /// inner nodes.
-public struct SpatialIndex: Sendable {
+public final class SpatialIndex: @unchecked Sendable {
+    // @unchecked: every buffer is written once in `init` and only read afterwards.
     /// Entries per node. 16 measured best among 8/16/32 for small strip queries on 1M items
     /// (see viewport-bench).
     public static let fanout = 16
 
     /// Leaf boxes in tree order, 4 floats each: minX, minY, maxX, maxY.
-    private let leafBoxes: ContiguousArray<Float>
+    private let leafBoxes: UnsafeMutableBufferPointer<Float>
     /// The item (layout position) of each leaf, in tree order.
-    private let leafItems: ContiguousArray<Int32>
+    private let leafItems: UnsafeMutableBufferPointer<Int32>
     /// Inner node boxes, level 1 (parents of leaves) first, the root last.
-    private let nodeBoxes: ContiguousArray<Float>
+    private let nodeBoxes: UnsafeMutableBufferPointer<Float>
     /// Child range of each inner node: `[childStart[i], childEnd[i])`, into the leaves for nodes
     /// below `levelOneCount`, into the inner nodes otherwise.
-    private let childStart: ContiguousArray<Int32>
-    private let childEnd: ContiguousArray<Int32>
+    private let childStart: UnsafeMutableBufferPointer<Int32>
+    private let childEnd: UnsafeMutableBufferPointer<Int32>
     private let levelOneCount: Int
     /// Deepest stack a traversal can need.
     private let maxStack: Int
@@ -45,8 +46,8 @@ public struct SpatialIndex: Sendable {
         }
         let fanout = SpatialIndex.fanout
         var (order, parentBoxes) = SpatialIndex.pack(boxes: boxes, fanout: fanout)
-        leafBoxes = SpatialIndex.permute(boxes, by: order, stride: 4)
-        leafItems = order
+        leafBoxes = SpatialIndex.buffer(SpatialIndex.permute(boxes, by: order, stride: 4))
+        leafItems = SpatialIndex.buffer(order)
 
         var allBoxes = ContiguousArray<Float>()
         var allStart = ContiguousArray<Int32>()
@@ -76,18 +77,31 @@ public struct SpatialIndex: Sendable {
             allStart.append(contentsOf: levelStart)
             allEnd.append(contentsOf: levelEnd)
         }
-        nodeBoxes = allBoxes
-        childStart = allStart
-        childEnd = allEnd
+        nodeBoxes = SpatialIndex.buffer(allBoxes)
+        childStart = SpatialIndex.buffer(allStart)
+        childEnd = SpatialIndex.buffer(allEnd)
         maxStack = depth * fanout + 1
+    }
+
+    deinit {
+        leafBoxes.deallocate()
+        leafItems.deallocate()
+        nodeBoxes.deallocate()
+        childStart.deallocate()
+        childEnd.deallocate()
+    }
+
+    private static func buffer<T>(_ values: ContiguousArray<T>) -> UnsafeMutableBufferPointer<T> {
+        let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: values.count)
+        _ = buffer.initialize(from: values)
+        return buffer
     }
 
     public var count: Int { leafItems.count }
 
     /// Bytes held by the index.
     public var memoryBytes: Int {
-        leafBoxes.capacity * 4 + leafItems.capacity * 4 + nodeBoxes.capacity * 4 + childStart.capacity * 4
-            + childEnd.capacity * 4
+        (leafBoxes.count + leafItems.count + nodeBoxes.count + childStart.count + childEnd.count) * 4
     }
 
     /// Calls `body` with every item whose box touches the closed box `[minX, maxX] × [minY, maxY]`
@@ -102,48 +116,37 @@ public struct SpatialIndex: Sendable {
         let qMinY = Float.down(minY)
         let qMaxX = Float.up(maxX)
         let qMaxY = Float.up(maxY)
-        let root = Int32(childStart.count - 1)
-        let levelOne = Int32(levelOneCount)
-        leafBoxes.withUnsafeBufferPointer { leaves in
-            leafItems.withUnsafeBufferPointer { items in
-                nodeBoxes.withUnsafeBufferPointer { nodes in
-                    childStart.withUnsafeBufferPointer { starts in
-                        childEnd.withUnsafeBufferPointer { ends in
-                            withUnsafeTemporaryAllocation(of: Int32.self, capacity: maxStack) { stack in
-                                // The root's own box is checked like any child.
-                                let r = Int(root) * 4
-                                guard nodes[r] <= qMaxX, nodes[r + 2] >= qMinX, nodes[r + 1] <= qMaxY,
-                                    nodes[r + 3] >= qMinY
-                                else { return }
-                                stack[0] = root
-                                var top = 1
-                                while top > 0 {
-                                    top -= 1
-                                    let node = stack[top]
-                                    let start = Int(starts[Int(node)])
-                                    let end = Int(ends[Int(node)])
-                                    if node < levelOne {
-                                        for i in start..<end {
-                                            let b = i * 4
-                                            if leaves[b] <= qMaxX && leaves[b + 2] >= qMinX && leaves[b + 1] <= qMaxY
-                                                && leaves[b + 3] >= qMinY
-                                            {
-                                                body(Int(items[i]))
-                                            }
-                                        }
-                                    } else {
-                                        for c in start..<end {
-                                            let b = c * 4
-                                            if nodes[b] <= qMaxX && nodes[b + 2] >= qMinX && nodes[b + 1] <= qMaxY
-                                                && nodes[b + 3] >= qMinY
-                                            {
-                                                stack[top] = Int32(c)
-                                                top += 1
-                                            }
-                                        }
-                                    }
-                                }
-                            }
+        let root = childStart.count - 1
+        let levelOne = levelOneCount
+        let leaves = leafBoxes
+        let items = leafItems
+        let nodes = nodeBoxes
+        let starts = childStart
+        let ends = childEnd
+        // The root's own box is checked like any child.
+        let r = root * 4
+        guard nodes[r] <= qMaxX, nodes[r + 2] >= qMinX, nodes[r + 1] <= qMaxY, nodes[r + 3] >= qMinY else { return }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: maxStack) { stack in
+            stack[0] = root
+            var top = 1
+            while top > 0 {
+                top -= 1
+                let node = stack[top]
+                let start = Int(starts[node])
+                let end = Int(ends[node])
+                if node < levelOne {
+                    for i in start..<end {
+                        let b = i &* 4
+                        if leaves[b] <= qMaxX && leaves[b &+ 2] >= qMinX && leaves[b &+ 1] <= qMaxY && leaves[b &+ 3] >= qMinY {
+                            body(Int(items[i]))
+                        }
+                    }
+                } else {
+                    for c in start..<end {
+                        let b = c &* 4
+                        if nodes[b] <= qMaxX && nodes[b &+ 2] >= qMinX && nodes[b &+ 1] <= qMaxY && nodes[b &+ 3] >= qMinY {
+                            stack[top] = c
+                            top &+= 1
                         }
                     }
                 }

@@ -1,10 +1,11 @@
 /// How far the materialized region's edges can move along one axis, with its cross-axis edges
 /// fixed, before any item enters or leaves.
 ///
-/// After a plan that changed something the session measures, around the region's two edges on the
-/// axis it moved along, the nearest edge of an item that would flip; later updates that stay
-/// inside answer an empty plan without touching the index. This is what makes a slow drag (most
-/// frames change nothing) cost O(1) per frame.
+/// After a small single-axis move that changed something, the session looks `lookahead` points
+/// around each of the region's two edges on that axis (the same two index queries that find what
+/// entered and left) and records the nearest item edge that would flip an item. Later updates that
+/// stay inside answer an empty plan without touching the index: a slow drag, where most frames
+/// change nothing, costs O(1) per frame.
 struct SafeWindow: Sendable {
     enum Axis: Sendable { case x, y }
 
@@ -12,15 +13,65 @@ struct SafeWindow: Sendable {
     /// The region it was measured at.
     let origin: Region
     /// The low edge (minX or minY) may be in `lowEdgeFrom ..< lowEdgeBelow`.
-    let lowEdgeFrom: Double
-    let lowEdgeBelow: Double
+    private(set) var lowEdgeFrom: Double
+    private(set) var lowEdgeBelow: Double
     /// The high edge (maxX or maxY) may be in `(highEdgeAbove, highEdgeThrough]`.
-    let highEdgeAbove: Double
-    let highEdgeThrough: Double
+    private(set) var highEdgeAbove: Double
+    private(set) var highEdgeThrough: Double
 
     /// How far beyond each edge the window looks. Longer finds more room per measurement but costs
-    /// more candidates; 64 pt measured best for 60 Hz drags (viewport-bench).
+    /// more candidates; 64 pt measured well for 60 Hz drags (viewport-bench).
     static let lookahead = 64.0
+
+    /// A window of `lookahead` around each edge, to be narrowed by `observe(_:)`.
+    init(axis: Axis, around region: Region) {
+        self.axis = axis
+        self.origin = region
+        let l = SafeWindow.lookahead
+        let (low, high) = axis == .y ? (region.minY, region.maxY) : (region.minX, region.maxX)
+        lowEdgeFrom = low - l
+        lowEdgeBelow = low + l
+        highEdgeAbove = high - l
+        highEdgeThrough = high + l
+    }
+
+    /// The spans along the axis that `observe(_:)` must be shown every item touching (with the
+    /// region's cross-axis extent): `lookahead` around each edge.
+    var spans: [(Double, Double)] {
+        [(lowEdgeFrom, lowEdgeBelow), (highEdgeAbove, highEdgeThrough)]
+    }
+
+    /// Narrows the window by one item near an edge. Items far from the edges change nothing.
+    @inline(__always)
+    mutating func observe(_ r: Rect) {
+        let lo: Double
+        let hi: Double
+        let crossOverlaps: Bool
+        let low: Double
+        let high: Double
+        switch axis {
+        case .y:
+            (lo, hi) = (r.y, r.y + r.height)
+            crossOverlaps = r.x < origin.maxX && r.x + r.width > origin.minX
+            (low, high) = (origin.minY, origin.maxY)
+        case .x:
+            (lo, hi) = (r.x, r.x + r.width)
+            crossOverlaps = r.y < origin.maxY && r.y + r.height > origin.minY
+            (low, high) = (origin.minX, origin.maxX)
+        }
+        guard crossOverlaps else { return }
+        if hi <= low {
+            // Before the low edge: enters once that edge passes below its far side.
+            lowEdgeFrom = max(lowEdgeFrom, hi)
+        } else if lo >= high {
+            // Beyond the high edge: enters once that edge passes its near side.
+            highEdgeThrough = min(highEdgeThrough, lo)
+        } else {
+            // Shown: leaves once the low edge reaches its far side or the high edge its near side.
+            lowEdgeBelow = min(lowEdgeBelow, hi)
+            highEdgeAbove = max(highEdgeAbove, lo)
+        }
+    }
 
     /// Whether the set of materialized items at `region` is the same as at `origin`.
     @inline(__always)
@@ -35,54 +86,5 @@ struct SafeWindow: Sendable {
                 && region.minX >= lowEdgeFrom && region.minX < lowEdgeBelow
                 && region.maxX > highEdgeAbove && region.maxX <= highEdgeThrough
         }
-    }
-
-    /// Measures the window around `region` along `axis`.
-    /// - Complexity: four index queries over strips `lookahead` wide: O(log n + items near the edges).
-    init(axis: Axis, around region: Region, layout: Layout) {
-        self.axis = axis
-        self.origin = region
-        let l = SafeWindow.lookahead
-        let rects = layout.rects
-        let index = layout.index
-        // Edges along the axis of an item, and of the region.
-        @inline(__always) func lo(_ r: Rect) -> Double { axis == .y ? r.y : r.x }
-        @inline(__always) func hi(_ r: Rect) -> Double { axis == .y ? r.y + r.height : r.x + r.width }
-        @inline(__always) func crossOverlaps(_ r: Rect) -> Bool {
-            axis == .y ? (r.x < region.maxX && r.x + r.width > region.minX) : (r.y < region.maxY && r.y + r.height > region.minY)
-        }
-        let low = axis == .y ? region.minY : region.minX
-        let high = axis == .y ? region.maxY : region.maxX
-        func search(_ from: Double, _ to: Double, _ body: (Rect) -> Void) {
-            if axis == .y {
-                index.forEachCandidate(minX: region.minX, minY: from, maxX: region.maxX, maxY: to) { body(rects[$0]) }
-            } else {
-                index.forEachCandidate(minX: from, minY: region.minY, maxX: to, maxY: region.maxY) { body(rects[$0]) }
-            }
-        }
-        // Low edge moving up: an item before it enters once the edge passes below its far side.
-        var lowFrom = low - l
-        search(low - l, low) { r in
-            if crossOverlaps(r), hi(r) <= low { lowFrom = max(lowFrom, hi(r)) }
-        }
-        // Low edge moving down: a shown item leaves once the edge reaches its far side.
-        var lowBelow = low + l
-        search(low, low + l) { r in
-            if crossOverlaps(r), region.intersects(r) { lowBelow = min(lowBelow, hi(r)) }
-        }
-        // High edge moving up: a shown item leaves once the edge reaches its near side.
-        var highAbove = high - l
-        search(high - l, high) { r in
-            if crossOverlaps(r), region.intersects(r) { highAbove = max(highAbove, lo(r)) }
-        }
-        // High edge moving down: an item beyond it enters once the edge passes its near side.
-        var highThrough = high + l
-        search(high, high + l) { r in
-            if crossOverlaps(r), lo(r) >= high { highThrough = min(highThrough, lo(r)) }
-        }
-        lowEdgeFrom = lowFrom
-        lowEdgeBelow = lowBelow
-        highEdgeAbove = highAbove
-        highEdgeThrough = highThrough
     }
 }

@@ -73,17 +73,25 @@ public struct ViewportSession: Sendable {
             lastPlan = Plan(seq: seq, offset: offset)
             return lastPlan
         }
-        let leaving = changedItems(in: region, notIn: newRegion)
-        let entering = changedItems(in: newRegion, notIn: region)
-        // Measure a new window along the axis of this move, if it moved along one only.
         let sameX = newRegion.minX == region.minX && newRegion.maxX == region.maxX
         let sameY = newRegion.minY == region.minY && newRegion.maxY == region.maxY
-        region = newRegion
-        if sameX != sameY {
-            safeWindow = SafeWindow(axis: sameX ? .y : .x, around: newRegion, layout: layout)
+        let moved = max(
+            abs(newRegion.minX - region.minX), abs(newRegion.maxX - region.maxX),
+            abs(newRegion.minY - region.minY), abs(newRegion.maxY - region.maxY))
+        let leaving: [Int]
+        let entering: [Int]
+        if sameX != sameY && moved < SafeWindow.lookahead {
+            // A drag along one axis: two queries around the moving edges find what changed and
+            // measure the next safe window.
+            var window = SafeWindow(axis: sameX ? .y : .x, around: newRegion)
+            (leaving, entering) = changedItemsNearEdges(from: region, to: newRegion, window: &window)
+            safeWindow = window
         } else {
+            leaving = changedItems(in: region, notIn: newRegion)
+            entering = changedItems(in: newRegion, notIn: region)
             safeWindow = nil
         }
+        region = newRegion
         lastPlan = makePlan(leaving: leaving, entering: entering, offset: offset)
         return lastPlan
     }
@@ -102,6 +110,54 @@ public struct ViewportSession: Sendable {
 
     // MARK: Diffing
 
+    /// Items that leave and enter on a move of less than `SafeWindow.lookahead` along the window's
+    /// axis, found by one query around each moving edge; every candidate also narrows `window`.
+    private func changedItemsNearEdges(from old: Region, to new: Region, window: inout SafeWindow) -> ([Int], [Int]) {
+        var leaving: [Int] = []
+        var entering: [Int] = []
+        let index = layout.index
+        let (oldLow, oldHigh) = window.axis == .y ? (old.minY, old.maxY) : (old.minX, old.maxX)
+        let spans = window.spans
+        layout.rects.withUnsafeBufferPointer { rects in
+            for (k, span) in spans.enumerated() {
+                // Each span also covers the strip its edge swept.
+                let oldEdge = k == 0 ? oldLow : oldHigh
+                let from = min(span.0, oldEdge)
+                let to = max(span.1, oldEdge)
+                let visit = { (item: Int) in
+                    let r = rects[item]
+                    let wasIn = old.intersects(r)
+                    let isIn = new.intersects(r)
+                    if wasIn && !isIn {
+                        leaving.append(item)
+                    } else if isIn && !wasIn {
+                        entering.append(item)
+                    }
+                    window.observe(r)
+                }
+                if window.axis == .y {
+                    index.forEachCandidate(minX: new.minX, minY: from, maxX: new.maxX, maxY: to, visit)
+                } else {
+                    index.forEachCandidate(minX: from, minY: new.minY, maxX: to, maxY: new.maxY, visit)
+                }
+            }
+        }
+        return (Self.sortedUnique(leaving), Self.sortedUnique(entering))
+    }
+
+    private static func sortedUnique(_ items: [Int]) -> [Int] {
+        guard items.count > 1 else { return items }
+        var found = items
+        found.sort()
+        var unique = 0
+        for item in found where unique == 0 || found[unique - 1] != item {
+            found[unique] = item
+            unique += 1
+        }
+        found.removeLast(found.count - unique)
+        return found
+    }
+
     /// Items materialized in `a` but not in `b`, in layout order.
     ///
     /// Such an item lies outside `b` on some side, so it touches one of the (at most four) strips
@@ -109,28 +165,20 @@ public struct ViewportSession: Sendable {
     private func changedItems(in a: Region, notIn b: Region) -> [Int] {
         guard a != b else { return [] }
         var found: [Int] = []
-        let rects = layout.rects
         let index = layout.index
-        func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
-            index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item in
-                let r = rects[item]
-                if a.intersects(r) && !b.intersects(r) { found.append(item) }
+        layout.rects.withUnsafeBufferPointer { rects in
+            func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
+                index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item in
+                    let r = rects[item]
+                    if a.intersects(r) && !b.intersects(r) { found.append(item) }
+                }
             }
+            if b.minY > a.minY { search(a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
+            if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
+            if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
+            if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
         }
-        if b.minY > a.minY { search(a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
-        if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
-        if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
-        if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
-        if found.count > 1 {
-            found.sort()
-            var unique = 0
-            for item in found where unique == 0 || found[unique - 1] != item {
-                found[unique] = item
-                unique += 1
-            }
-            found.removeLast(found.count - unique)
-        }
-        return found
+        return Self.sortedUnique(found)
     }
 
     // MARK: Planning
