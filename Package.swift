@@ -52,6 +52,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "ViewportTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "viewportd",
             dependencies: [
@@ -73,13 +77,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewportHTTPTests",
-            dependencies: ["ViewportHTTP"],
+            dependencies: ["ViewportHTTP", "ViewportTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ViewportServiceTests",
             dependencies: [
-                "ViewportService", "ViewportCore", "ViewportHTTP",
+                "ViewportService", "ViewportCore", "ViewportHTTP", "ViewportTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,0 +1,25 @@
+/// What the server does with a request after ``HTTPHandler/begin(_:)``.
+public enum HTTPRequestAction {
+    /// Answer with this response; any request body is read and discarded first (keep-alive
+    /// survives). A body declared larger than 1 MiB is not read: the response is sent at once
+    /// with `Connection: close`.
+    case respond(HTTPResponse)
+    /// Buffer the whole body (limit enforced as bytes arrive), then answer `onBody(body)`.
+    ///
+    /// `Content-Length > maxBytes`: ``HTTPHandler/payloadTooLarge(_:limit:)`` is sent at once,
+    /// before any body is read, and the connection closes. A chunked body that grows past
+    /// `maxBytes`: the same 413 is sent at once, mid-body (MHD 0.9.75 refuses to queue a response
+    /// while a body is arriving, so the layer writes it to the socket itself), the rest of the
+    /// body is dropped and the connection closes; `onBody` is never called.
+    case collect(maxBytes: Int, onBody: ([UInt8]) -> HTTPResponse)
+    /// Feed the body to `sink` as it arrives, then answer `sink.finish(truncated: false)`.
+    ///
+    /// `Content-Length > maxBytes`: 413 at once as for `.collect` (the sink gets
+    /// `finish(truncated: true)`, its response is dropped). A chunked body that grows past
+    /// `maxBytes`: the sink receives exactly the first `maxBytes` bytes, then
+    /// `finish(truncated: true)`; that response is sent at once with `Connection: close`
+    /// (a streamed one is drained and sent with `Content-Length`), the rest of the body is
+    /// dropped. If the client disconnects first, the sink still gets `finish(truncated: true)`
+    /// (its response is dropped).
+    case stream(maxBytes: Int, sink: any HTTPBodySink)
+}

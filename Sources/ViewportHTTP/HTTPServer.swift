@@ -1,0 +1,150 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP/1.1 server on libmicrohttpd (epoll thread pool) that hands requests to an
+/// ``HTTPHandler``.
+///
+/// Threading: every handler call, body sink call and response-stream call runs on one of
+/// MHD's worker threads (`configuration.threads` of them, each owning its connections); all
+/// calls for one request happen on the same thread, in order: `begin`, then body chunks
+/// (`consume` / buffering), then `onBody` or `finish`, then the response (stream) is sent.
+/// A request's response is sent only after its whole body was read (MHD does not do
+/// full-duplex), except for the early 413 / truncation answers described on
+/// ``HTTPRequestAction``.
+public final class HTTPServer: Sendable {
+    /// The running daemon and what must outlive it.
+    private struct Running: @unchecked Sendable {
+        let daemon: OpaquePointer
+        let logger: UnsafeMutablePointer<viewport_logger>
+    }
+
+    private enum State: Sendable {
+        case idle
+        case running(Running)
+        case stopping
+        case stopped
+    }
+
+    /// The configuration the server was created with.
+    public let configuration: HTTPServerConfiguration
+    private let core: ServerCore
+    private let state = Mutex<State>(.idle)
+    private let boundPort = Atomic<Int>(0)
+
+    /// Creates a server; nothing listens until ``start()``.
+    public init(
+        configuration: HTTPServerConfiguration, handler: any HTTPHandler,
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.core = ServerCore(handler: handler, log: log)
+    }
+
+    deinit {
+        if case .running(let running) = state.withLock({ $0 }) {
+            Self.shutdown(running)
+        }
+    }
+
+    /// The bound port (valid after ``start()``; the real one when configured with 0).
+    public var port: Int { boundPort.load(ordering: .acquiring) }
+
+    /// Requests handed to the handler and not completed yet (a gauge for metrics).
+    public var inFlightRequests: Int { core.inFlight.load(ordering: .relaxed) }
+
+    /// Binds and starts serving.
+    /// - Throws: ``HTTPServerError`` when the configuration is invalid, the host does not
+    ///   resolve, the address cannot be bound, or the server was already started.
+    public func start() throws(HTTPServerError) {
+        let config = configuration
+        guard (0...65_535).contains(config.port) else {
+            throw .invalidConfiguration("port \(config.port) is not in 0...65535")
+        }
+        guard config.threads >= 1 else { throw .invalidConfiguration("threads must be at least 1") }
+        guard config.connectionLimit >= 1 else { throw .invalidConfiguration("connectionLimit must be at least 1") }
+        guard config.connectionMemoryLimit >= 4096 else {
+            throw .invalidConfiguration("connectionMemoryLimit must be at least 4096 bytes")
+        }
+        let address = try SocketAddress(host: config.host, port: config.port)
+
+        try state.withLock { (state: inout State) throws(HTTPServerError) in
+            guard case .idle = state else { throw .alreadyStarted }
+            let coreRef = Unmanaged.passUnretained(core).toOpaque()
+            let logger = UnsafeMutablePointer<viewport_logger>.allocate(capacity: 1)
+            logger.initialize(to: viewport_logger(fn: mhdLog, ctx: coreRef))
+            var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
+            if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+            let daemon: OpaquePointer? = address.storage.withUnsafeBytes { raw in
+                var options = viewport_daemon_options(
+                    flags: flags,
+                    port: UInt16(config.port),
+                    address: raw.baseAddress?.assumingMemoryBound(to: sockaddr.self),
+                    thread_pool_size: UInt32(clamping: config.threads),
+                    connection_timeout: UInt32(clamping: max(1, config.connectionTimeout)),
+                    connection_limit: UInt32(clamping: config.connectionLimit),
+                    connection_memory_limit: config.connectionMemoryLimit,
+                    access_handler: mhdAccessHandler, access_handler_cls: coreRef,
+                    completed: mhdRequestCompleted, completed_cls: coreRef,
+                    uri_callback: mhdRequestStarted, uri_callback_cls: coreRef,
+                    logger: logger)
+                return viewport_mhd_start(&options)
+            }
+            guard let daemon else {
+                logger.deallocate()
+                throw .cannotStart(
+                    host: config.host, port: config.port, reason: core.lastMessage.withLock { $0 })
+            }
+            boundPort.store(Int(viewport_mhd_bound_port(daemon)), ordering: .releasing)
+            state = .running(Running(daemon: daemon, logger: logger))
+        }
+        core.log("listening on http://\(config.host.contains(":") ? "[\(config.host)]" : config.host):\(port)")
+    }
+
+    /// Stops gracefully: new requests get `handler.unavailable` (503, `Connection: close`)
+    /// while in-flight requests finish (up to `drainTimeout`), then MHD_quiesce_daemon and
+    /// MHD_stop_daemon close the port and every connection. Idempotent (a concurrent second
+    /// call returns at once); blocks the caller, so never call it from a handler.
+    ///
+    /// A request whose client vanished mid-body may count as in flight until the connection
+    /// timeout (MHD 0.9.75 with epoll does not always notice the close at once), so the drain
+    /// lasts at most `min(drainTimeout, connectionTimeout)` for such requests.
+    public func stop() {
+        let running: Running? = state.withLock { state in
+            switch state {
+            case .running(let running):
+                state = .stopping
+                return running
+            case .idle:
+                state = .stopped
+                return nil
+            case .stopping, .stopped:
+                return nil
+            }
+        }
+        guard let running else { return }
+        core.draining.store(true, ordering: .sequentiallyConsistent)
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(max(0, configuration.drainTimeout) * 1000)))
+        while core.inFlight.load(ordering: .sequentiallyConsistent) > 0 && ContinuousClock.now < deadline {
+            usleep(2_000)
+        }
+        let remaining = core.inFlight.load(ordering: .sequentiallyConsistent)
+        if remaining > 0 {
+            core.log("drain timeout: closing \(remaining) in-flight request(s)")
+        }
+        Self.shutdown(running)
+        state.withLock { $0 = .stopped }
+    }
+
+    private static func shutdown(_ running: Running) {
+        let listenSocket = MHD_quiesce_daemon(running.daemon)
+        MHD_stop_daemon(running.daemon)
+        if listenSocket >= 0 { close(listenSocket) }
+        running.logger.deallocate()
+    }
+}

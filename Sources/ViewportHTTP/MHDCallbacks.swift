@@ -1,0 +1,129 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The C callbacks handed to libmicrohttpd. They are file-level functions without captures
+// (so they convert to C function pointers) and nonisolated; context arrives through `cls`
+// (the ``ServerCore``, unretained) and `*con_cls` (the ``RequestContext``, retained).
+
+/// MHD_OPTION_URI_LOG_CALLBACK: runs once per request when its request line is parsed; its
+/// result becomes `*con_cls`. Splits the raw target into path and query here, before MHD
+/// percent-decodes the path.
+func mhdRequestStarted(
+    _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    let context: RequestContext
+    if let uri {
+        let length = strlen(uri)
+        let bytes = UnsafeRawBufferPointer(start: uri, count: length)
+        if let mark = bytes.firstIndex(of: UInt8(ascii: "?")) {
+            context = RequestContext(
+                path: String(decoding: bytes[..<mark], as: UTF8.self),
+                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self))
+        } else {
+            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil)
+        }
+    } else {
+        context = RequestContext(path: "/", query: nil)
+    }
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
+/// MHD_OPTION_NOTIFY_COMPLETED: the request is over (answered, or the connection died).
+/// Releases the context; a `.stream` sink that never saw its end gets `finish(truncated: true)`.
+func mhdRequestCompleted(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: MHD_RequestTerminationCode
+) {
+    guard let cls, let conCls, let raw = conCls.pointee else { return }
+    conCls.pointee = nil
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
+    if case .stream(_, let sink) = context.phase {
+        context.phase = .done
+        _ = sink.finish(truncated: true)
+    }
+    if context.admitted {
+        core.inFlight.subtract(1, ordering: .sequentiallyConsistent)
+    }
+}
+
+/// MHD_AccessHandlerCallback: called once when the head is complete, once per body chunk,
+/// and once more (with `*upload_data_size == 0`) when the body is complete.
+func mhdAccessHandler(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?, _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls, let connection, let uploadDataSize, let conCls else { return .NO }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let context: RequestContext
+    if let raw = conCls.pointee {
+        context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+    } else {
+        // Not expected (the URI callback always runs first), but stay safe.
+        guard let made = mhdRequestStarted(cls, url, connection) else { return .NO }
+        conCls.pointee = made
+        context = Unmanaged<RequestContext>.fromOpaque(made).takeUnretainedValue()
+    }
+    let driver = RequestDriver(core: core, connection: connection, context: context)
+    if context.head == nil {
+        return driver.begin(method: method)
+    }
+    let size = uploadDataSize.pointee
+    if size > 0 {
+        uploadDataSize.pointee = 0
+        guard let uploadData else { return .YES }
+        return driver.body(UnsafeRawBufferPointer(start: uploadData, count: size))
+    }
+    return driver.end()
+}
+
+/// MHD_OPTION_EXTERNAL_LOGGER target (through the shim's vsnprintf wrapper).
+func mhdLog(_ ctx: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
+    guard let ctx, let message else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(ctx).takeUnretainedValue()
+    var text = String(cString: message)
+    while text.last?.isNewline == true { text.removeLast() }
+    core.record(message: text)
+}
+
+/// MHD_AccessHandlerCallback helper: collects request headers (MHD_get_connection_values_n).
+func mhdCollectHeader(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?, _ keySize: Int,
+    _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
+    guard let cls, let key else { return .YES }
+    let headers = cls.assumingMemoryBound(to: [(name: String, value: String)].self)
+    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    let text: String
+    if let value {
+        text = String(decoding: UnsafeRawBufferPointer(start: value, count: valueSize), as: UTF8.self)
+    } else {
+        text = ""
+    }
+    headers.pointee.append((name, text))
+    return .YES
+}
+
+/// MHD_ContentReaderCallback for streamed bodies: copies the stream's chunks into MHD's buffer.
+func mhdStreamRead(
+    _ cls: UnsafeMutableRawPointer?, _ position: UInt64, _ buffer: UnsafeMutablePointer<CChar>?, _ max: Int
+) -> Int {
+    guard let cls, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let box = Unmanaged<ResponseStreamBox>.fromOpaque(cls).takeUnretainedValue()
+    return box.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max))
+}
+
+/// MHD_ContentReaderFreeCallback: MHD is done with the streamed response.
+func mhdStreamFree(_ cls: UnsafeMutableRawPointer?) {
+    guard let cls else { return }
+    Unmanaged<ResponseStreamBox>.fromOpaque(cls).release()
+}

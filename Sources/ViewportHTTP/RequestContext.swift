@@ -1,0 +1,36 @@
+/// Per-request state, created by the URI callback, stored in MHD's `*con_cls`, released in
+/// the request-completed callback. Only the connection's MHD thread touches it.
+final class RequestContext {
+    /// What happens with the rest of the request.
+    enum Phase {
+        /// Head not complete yet (before the first access-handler call).
+        case awaitingHead
+        /// Send this response on the final call; a body, if any, is discarded meanwhile.
+        case respond(HTTPResponse)
+        /// Buffer the body into `buffer`.
+        case collect(maxBytes: Int, onBody: ([UInt8]) -> HTTPResponse)
+        /// Feed the body to the sink.
+        case stream(maxBytes: Int, sink: any HTTPBodySink)
+        /// A response is queued; ignore anything else.
+        case done
+        /// A response was written straight to the socket mid-body: drop the rest of the body
+        /// (up to ``RequestDriver/discardLimit``), then close.
+        case answeredMidBody
+    }
+
+    let path: String
+    let query: String?
+    var head: HTTPRequestHead?
+    var phase: Phase = .awaitingHead
+    /// Body bytes buffered (`.collect`) — kept outside `phase` so appends do not copy.
+    var buffer: [UInt8] = []
+    /// Body bytes seen so far (delivered, buffered or discarded).
+    var received = 0
+    /// Whether ``ServerCore/inFlight`` counts this request.
+    var admitted = false
+
+    init(path: String, query: String?) {
+        self.path = path
+        self.query = query
+    }
+}

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// State shared by every MHD thread of one server: the handler and the drain bookkeeping.
+/// MHD callbacks reach it through their `cls` pointer (unretained: ``HTTPServer`` owns it and
+/// stops the daemon before releasing it).
+final class ServerCore: Sendable {
+    let handler: any HTTPHandler
+    let log: @Sendable (String) -> Void
+    /// Set by ``HTTPServer/stop()``: new requests are answered by `handler.unavailable`.
+    let draining = Atomic<Bool>(false)
+    /// Requests that were handed to `handler.begin` and are not completed yet.
+    let inFlight = Atomic<Int>(0)
+    /// Latest MHD log line, used to explain a failed start.
+    let lastMessage = Mutex<String>("")
+
+    init(handler: any HTTPHandler, log: @escaping @Sendable (String) -> Void) {
+        self.handler = handler
+        self.log = log
+    }
+
+    /// Counts a request in unless the server is draining (increment first, then check, so
+    /// `stop()` — which sets `draining` and then waits for 0 — can never miss it).
+    func admit() -> Bool {
+        inFlight.add(1, ordering: .sequentiallyConsistent)
+        if draining.load(ordering: .sequentiallyConsistent) {
+            inFlight.subtract(1, ordering: .sequentiallyConsistent)
+            return false
+        }
+        return true
+    }
+
+    func record(message: String) {
+        lastMessage.withLock { $0 = message }
+        log("libmicrohttpd: \(message)")
+    }
+}
