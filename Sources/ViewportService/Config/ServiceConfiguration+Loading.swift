@@ -91,6 +91,7 @@ extension ServiceConfiguration {
         var layouts = Layouts()
         layouts.max = try resolver.int(.layoutsMax, default: layouts.max, check: positive)
         layouts.maxItems = try resolver.int(.layoutsMaxItems, default: layouts.maxItems, check: positive)
+        layouts.maxTotalItems = try resolver.int(.layoutsMaxTotalItems, default: layouts.maxTotalItems, check: positive)
         configuration.layouts = layouts
 
         let token = try resolver.string(.authToken, default: "", isSecret: true) { _ in nil }
@@ -228,13 +229,14 @@ struct Setting: Sendable {
     static let sessionsIdleTimeout = Setting("sessions.idleTimeout", .seconds)
     static let layoutsMax = Setting("layouts.max", .int)
     static let layoutsMaxItems = Setting("layouts.maxItems", .int)
+    static let layoutsMaxTotalItems = Setting("layouts.maxTotalItems", .int)
     static let authToken = Setting("auth.token", .string)
     static let logLevel = Setting("log.level", .string)
 
     static let all: [Setting] = [
         httpHost, httpPort, httpThreads, httpMaxBodyBytes, httpConnectionTimeout, httpConnectionLimit,
         httpConnectionMemoryLimit, httpDrainTimeout, sessionsMax, sessionsIdleTimeout, layoutsMax,
-        layoutsMaxItems, authToken, logLevel,
+        layoutsMaxItems, layoutsMaxTotalItems, authToken, logLevel,
     ]
 }
 

@@ -43,6 +43,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var max = 1000
         /// `layouts.maxItems`: items per layout at most (more answers 413).
         public var maxItems = 2_000_000
+        /// `layouts.maxTotalItems`: items across all stored layouts at most (~90 bytes each), the
+        /// bound on layout memory (20M items ≈ 1.8 GB).
+        public var maxTotalItems = 20_000_000
 
         public init() {}
     }

@@ -1,0 +1,83 @@
+import Prometheus
+import Synchronization
+
+/// The service's Prometheus metrics (`GET /metrics`): requests by route, method and status, request
+/// latency by route, sessions, layouts, plans, views created and reused.
+final class ServiceMetrics: Sendable {
+    private struct RequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+
+    let registry = PrometheusCollectorRegistry()
+    private let requests = Mutex<[RequestKey: Counter]>([:])
+    private let latency = Mutex<[String: DurationHistogram]>([:])
+    private let sessions: Gauge
+    private let layouts: Gauge
+    let plans: Counter
+    let viewsCreated: Counter
+    let viewsReused: Counter
+
+    private static let latencyBuckets: [Duration] = [
+        .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
+        .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(100),
+        .milliseconds(500), .seconds(1), .seconds(5),
+    ]
+
+    init() {
+        sessions = registry.makeGauge(descriptor: Self.name("sessions", unit: "", help: "Open sessions."))
+        layouts = registry.makeGauge(descriptor: Self.name("layouts", unit: "", help: "Stored layouts."))
+        plans = registry.makeCounter(
+            descriptor: Self.name("plans", unit: "total", help: "Plans answered (opening plans and updates)."))
+        viewsCreated = registry.makeCounter(
+            descriptor: Self.name("views_created", unit: "total", help: "Views that plans told clients to create."))
+        viewsReused = registry.makeCounter(
+            descriptor: Self.name("views_reused", unit: "total", help: "Views that plans told clients to reuse from a pool."))
+    }
+
+    private static func name(_ metric: String, unit: String, help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "viewportd", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    /// Counts one plan and the views it creates and reuses.
+    func count(created: Int, reused: Int) {
+        plans.increment()
+        if created > 0 { viewsCreated.increment(by: Int64(created)) }
+        if reused > 0 { viewsReused.increment(by: Int64(reused)) }
+    }
+
+    /// Counts one answered request and its latency.
+    func recordRequest(route: String, method: String, status: Int, nanoseconds: Int64) {
+        let key = RequestKey(route: route, method: method, status: status)
+        let counter = requests.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = registry.makeCounter(
+                descriptor: Self.name("http_requests", unit: "total", help: "HTTP requests answered, by route, method and status."),
+                labels: [("route", route), ("method", method), ("status", String(status))])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+        let histogram = latency.withLock { histograms in
+            if let histogram = histograms[route] { return histogram }
+            let histogram = registry.makeDurationHistogram(
+                descriptor: Self.name(
+                    "http_request_duration", unit: "seconds", help: "Time from a request's head to its response, by route."),
+                labels: [("route", route)], buckets: Self.latencyBuckets)
+            histograms[route] = histogram
+            return histogram
+        }
+        histogram.recordNanoseconds(nanoseconds)
+    }
+
+    /// The Prometheus text exposition, with the gauges read now.
+    func render(sessions sessionCount: Int, layouts layoutCount: Int) -> [UInt8] {
+        sessions.set(Double(sessionCount))
+        layouts.set(Double(layoutCount))
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(4096)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}

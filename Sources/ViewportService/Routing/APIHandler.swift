@@ -1,0 +1,289 @@
+import Logging
+import Synchronization
+import ViewportCore
+import ViewportHTTP
+
+/// API v1 over the HTTP layer: checks a request's head in API.md's order of precedence (401, 404,
+/// 405, 415; the HTTP layer does 413), then reads the body and answers.
+final class APIHandler: HTTPHandler {
+    let layouts: LayoutStore
+    let sessions: SessionStore
+    let metrics: ServiceMetrics
+    let maxBodyBytes: Int
+    let maxItems: Int
+    /// `Bearer <token>` as bytes, when auth is on.
+    private let expectedAuthorization: [UInt8]?
+    let logger: Logger
+
+    init(configuration: ServiceConfiguration, layouts: LayoutStore, sessions: SessionStore, metrics: ServiceMetrics, logger: Logger) {
+        self.layouts = layouts
+        self.sessions = sessions
+        self.metrics = metrics
+        self.maxBodyBytes = configuration.http.maxBodyBytes
+        self.maxItems = configuration.layouts.maxItems
+        self.expectedAuthorization = configuration.authToken.map { Array("Bearer \($0)".utf8) }
+        self.logger = logger
+    }
+
+    // MARK: HTTPHandler
+
+    func begin(_ head: HTTPRequestHead) -> HTTPRequestAction {
+        let started = Monotonic.nanoseconds()
+        let route = Route(path: head.path)
+        let label = route?.template ?? "unmatched"
+        do {
+            return try dispatch(head, route: route, started: started)
+        } catch {
+            return .respond(record(error.response, head: head, route: label, started: started))
+        }
+    }
+
+    func payloadTooLarge(_ head: HTTPRequestHead, limit: Int) -> HTTPResponse {
+        let response = Problem.tooLarge("body: larger than \(limit) bytes (http.maxBodyBytes)").response
+        metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 413, nanoseconds: 0)
+        return response
+    }
+
+    func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {
+        Problem(status: 503, detail: "viewportd is shutting down").response
+    }
+
+    // MARK: Dispatch
+
+    private func dispatch(_ head: HTTPRequestHead, route: Route?, started: Int64) throws(Problem) -> HTTPRequestAction {
+        if route != .healthz, let expected = expectedAuthorization {
+            guard let given = head.header("Authorization"), Self.constantTimeEquals(Array(given.utf8), expected) else {
+                throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required")
+            }
+        }
+        guard let route else { throw Problem.notFound("path \(head.path) does not exist") }
+        // 404 for ids in the path before 405 for the method.
+        var session: SessionHandle?
+        switch route {
+        case .layout(let id):
+            guard layouts.lookup(id: id) != nil else { throw Problem.notFound("layout \(id) does not exist") }
+        case .session(let id), .sessionViewport(let id):
+            session = sessions.get(id)
+            guard session != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
+        default:
+            break
+        }
+        guard route.allowedMethods.contains(head.method) else {
+            var problem = Problem(status: 405, detail: "\(head.method) is not allowed on \(route.template); allowed: \(route.allowedMethods.joined(separator: ", "))")
+            problem.allow = route.allowedMethods.joined(separator: ", ")
+            throw problem
+        }
+        let media = MediaType(contentType: head.header("Content-Type"))
+        if head.method == "POST" {
+            let acceptsStream = route.isSessionViewport
+            if case .other(let given) = media {
+                throw Problem(status: 415, detail: "Content-Type \(given) is not supported; send application/json\(acceptsStream ? " or application/x-ndjson" : "")")
+            }
+            if media == .ndjson && !acceptsStream {
+                throw Problem(status: 415, detail: "Content-Type application/x-ndjson is only accepted by /v1/sessions/{id}/viewport")
+            }
+        }
+        let label = route.template
+        switch (route, head.method) {
+        case (.healthz, _):
+            return .respond(record(Self.json(200, #"{"status":"ok"}"#), head: head, route: label, started: started))
+        case (.metrics, _):
+            let body = metrics.render(sessions: sessions.count, layouts: layouts.count)
+            let response = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(body))
+            return .respond(record(response, head: head, route: label, started: started))
+        case (.layouts, _):
+            return collect(head, route: label, started: started) { try self.postLayout($0) }
+        case (.layout(let id), _):
+            return .respond(record(try getLayout(id), head: head, route: label, started: started))
+        case (.sessions, _):
+            return collect(head, route: label, started: started) { try self.openSession($0) }
+        case (.session(let id), "GET"):
+            return .respond(record(try getSession(session, id: id), head: head, route: label, started: started))
+        case (.session(let id), _):
+            sessions.remove(id)
+            return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
+        case (.sessionViewport, _):
+            guard let session else { throw Problem.notFound("session does not exist") }
+            if media == .ndjson {
+                let sink = UpdateStreamSink(session: session, handler: self) { [metrics] status in
+                    metrics.recordRequest(route: label, method: head.method, status: status, nanoseconds: Monotonic.nanoseconds() - started)
+                }
+                return .stream(maxBytes: maxBodyBytes, sink: sink)
+            }
+            return collect(head, route: label, started: started) { body in
+                let update = try body.withUnsafeBytes { bytes throws(Problem) in
+                    do { return try UpdateRequest.decode(bytes) } catch { throw error.problem }
+                }
+                var w = JSONWriter(capacity: 256)
+                try self.apply(update, to: session, into: &w)
+                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+            }
+        }
+    }
+
+    /// Reads the whole body, then answers `body(bytes)` (or its problem).
+    private func collect(
+        _ head: HTTPRequestHead, route: String, started: Int64, _ body: @escaping ([UInt8]) throws -> HTTPResponse
+    ) -> HTTPRequestAction {
+        .collect(maxBytes: maxBodyBytes) { bytes in
+            let response: HTTPResponse
+            do {
+                response = try body(bytes)
+            } catch {
+                response = error.problem.response
+            }
+            return self.record(response, head: head, route: route, started: started)
+        }
+    }
+
+    private func record(_ response: HTTPResponse, head: HTTPRequestHead, route: String, started: Int64) -> HTTPResponse {
+        metrics.recordRequest(route: route, method: head.method, status: response.status, nanoseconds: Monotonic.nanoseconds() - started)
+        if response.status >= 400 {
+            logger.debug("\(head.method) \(head.path) → \(response.status)")
+        }
+        return response
+    }
+
+    // MARK: Endpoints
+
+    private func postLayout(_ body: [UInt8]) throws -> HTTPResponse {
+        let layout = try JSONReader.read(body) { r in
+            let layout = try LayoutDecoder(maxItems: maxItems).decode(&r)
+            try r.finish()
+            return layout
+        }
+        let (stored, created) = try layouts.store(layout, retain: false)
+        var w = JSONWriter(capacity: 128)
+        PlanEncoder.encodeLayoutInfo(stored, sessions: nil, into: &w)
+        return HTTPResponse(
+            status: created ? 201 : 200,
+            headers: [("Content-Type", "application/json"), ("Location", "/v1/layouts/\(stored.digest)")], body: .bytes(w.bytes))
+    }
+
+    private func getLayout(_ id: String) throws(Problem) -> HTTPResponse {
+        guard let (layout, count) = layouts.lookup(id: id) else { throw Problem.notFound("layout \(id) does not exist") }
+        var w = JSONWriter(capacity: 128)
+        PlanEncoder.encodeLayoutInfo(layout, sessions: count, into: &w)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+    }
+
+    private func openSession(_ body: [UInt8]) throws -> HTTPResponse {
+        let request = try SessionRequest.decode(body, maxItems: maxItems)
+        do {
+            try request.configuration.validate()
+        } catch {
+            throw Problem.invalid(error.description)
+        }
+        let layout: Layout
+        switch request.layout {
+        case .id(let id):
+            guard let found = layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
+            layout = found
+        case .inline(let inline):
+            layout = try layouts.store(inline, retain: true).layout
+        }
+        let session: ViewportSession
+        do {
+            session = try ViewportSession(layout: layout, configuration: request.configuration)
+        } catch {
+            layouts.release(id: layout.digest)
+            throw Problem.invalid(error.description)
+        }
+        let handle = SessionHandle(id: SessionStore.newID(), session: session)
+        do {
+            try sessions.insert(handle)
+        } catch {
+            layouts.release(id: layout.digest)
+            throw error
+        }
+        count(session.lastPlan)
+        var w = JSONWriter(capacity: 512)
+        w.beginObject()
+        w.key("session")
+        w.string(handle.id)
+        w.key("layout")
+        w.string(layout.digest)
+        w.key("contentSize")
+        PlanEncoder.size(layout.contentSize, into: &w)
+        w.key("plan")
+        PlanEncoder.encode(session.lastPlan, layout: layout, into: &w)
+        w.endObject()
+        return HTTPResponse(
+            status: 201, headers: [("Content-Type", "application/json"), ("Location", "/v1/sessions/\(handle.id)")],
+            body: .bytes(w.bytes))
+    }
+
+    private func getSession(_ handle: SessionHandle?, id: String) throws(Problem) -> HTTPResponse {
+        guard let handle else { throw Problem.notFound("session \(id) does not exist or has expired") }
+        var w = JSONWriter(capacity: 1024)
+        let found = handle.state.withLock { state in
+            guard !state.closed else { return false }
+            PlanEncoder.encodeState(state.session, id: id, into: &w)
+            return true
+        }
+        guard found else { throw Problem.notFound("session \(id) does not exist or has expired") }
+        handle.touch()
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+    }
+
+    /// Applies one update to a session under its lock and writes the plan.
+    func apply(_ update: ViewportUpdate, to handle: SessionHandle, into w: inout JSONWriter) throws(Problem) {
+        let outcome: Result<(Plan, Layout, Bool), Problem> = handle.state.withLock { state in
+            guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
+            let before = state.session.seq
+            do {
+                let plan = try state.session.apply(update)
+                return .success((plan, state.session.layout, state.session.seq != before))
+            } catch let error as SessionError {
+                switch error {
+                case .invalid: return .failure(.invalid(error.description))
+                case .sequenceConflict(let current, _): return .failure(.sequenceConflict(current: current, detail: error.description))
+                }
+            } catch {
+                return .failure(error.problem)
+            }
+        }
+        handle.touch()
+        let (plan, layout, applied) = try outcome.get()
+        if applied { count(plan) }
+        PlanEncoder.encode(plan, layout: layout, into: &w)
+    }
+
+    private func count(_ plan: Plan) {
+        metrics.count(created: plan.create.count, reused: plan.reuse.count)
+    }
+
+    // MARK: Helpers
+
+    static func json(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+    }
+
+    /// Compares without an early exit, so response time does not reveal how much of a token matched.
+    static func constantTimeEquals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for i in 0..<max(a.count, b.count) {
+            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+        }
+        return difference == 0
+    }
+}
+
+extension Route {
+    var isSessionViewport: Bool {
+        if case .sessionViewport = self { return true }
+        return false
+    }
+}
+
+extension Error {
+    /// Any error thrown while answering, as a problem: decoding errors are 400 (or 422), problems
+    /// are themselves, anything else is a 400 naming it.
+    var problem: Problem {
+        if let problem = self as? Problem { return problem }
+        if let json = self as? JSONError { return Problem(json) }
+        return .badRequest(String(describing: self))
+    }
+
+    var response: HTTPResponse { problem.response }
+}

@@ -1,0 +1,82 @@
+import ViewportCore
+import ViewportHTTP
+
+/// Applies an NDJSON stream of viewport updates line by line as the body arrives, writing one plan
+/// line per update. A bad line writes a problem object carrying `"line": n` and stops the stream;
+/// the updates before it stay applied.
+///
+/// libmicrohttpd sends a response only once the whole request is read, so the plan lines are held
+/// until then (bounded by `http.maxBodyBytes` of input) and sent as one chunked stream.
+final class UpdateStreamSink: HTTPBodySink {
+    private let session: SessionHandle
+    private let handler: APIHandler
+    private let onFinish: (Int) -> Void
+    /// The start of a line whose end has not arrived yet.
+    private var partial: [UInt8] = []
+    private var output = JSONWriter(capacity: 64 * 1024)
+    private var lineNumber = 0
+    private var stopped = false
+
+    init(session: SessionHandle, handler: APIHandler, onFinish: @escaping (Int) -> Void) {
+        self.session = session
+        self.handler = handler
+        self.onFinish = onFinish
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        guard !stopped else { return }
+        var start = 0
+        for i in 0..<chunk.count where chunk[i] == UInt8(ascii: "\n") {
+            if partial.isEmpty {
+                process(UnsafeRawBufferPointer(rebasing: chunk[start..<i]))
+            } else {
+                partial.append(contentsOf: chunk[start..<i])
+                let line = partial
+                partial.removeAll(keepingCapacity: true)
+                line.withUnsafeBytes { process($0) }
+            }
+            start = i + 1
+            if stopped { return }
+        }
+        if start < chunk.count { partial.append(contentsOf: chunk[start...]) }
+    }
+
+    func finish(truncated: Bool) -> HTTPResponse {
+        if !stopped {
+            if truncated {
+                lineNumber += 1
+                var problem = Problem.tooLarge("body: the stream grew past http.maxBodyBytes; the updates before this line were applied")
+                problem.line = lineNumber
+                write(problem)
+            } else if !partial.isEmpty {
+                let line = partial
+                partial = []
+                line.withUnsafeBytes { process($0) }
+            }
+        }
+        onFinish(200)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .bytes(output.bytes))
+    }
+
+    private func process(_ line: UnsafeRawBufferPointer) {
+        lineNumber += 1
+        // Blank lines (and a trailing \r) carry no update.
+        guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { return }
+        do {
+            let update = try UpdateRequest.decode(line)
+            try handler.apply(update, to: session, into: &output)
+            output.raw(byte: UInt8(ascii: "\n"))
+        } catch {
+            var problem = error.problem
+            problem.line = lineNumber
+            problem.detail = "line \(lineNumber): \(problem.detail)"
+            write(problem)
+        }
+    }
+
+    private func write(_ problem: Problem) {
+        problem.encode(into: &output)
+        output.raw(byte: UInt8(ascii: "\n"))
+        stopped = true
+    }
+}

@@ -1,0 +1,27 @@
+import Synchronization
+import ViewportCore
+
+/// One stored session: its state behind a lock (updates to one session are serialised, updates
+/// to different sessions run in parallel) and when it was last used.
+final class SessionHandle: Sendable {
+    struct State: Sendable {
+        var session: ViewportSession
+        /// Set when the session is deleted or expires, so a request that looked it up just before
+        /// answers 404 instead of updating a session nobody can see.
+        var closed = false
+    }
+
+    let id: String
+    let state: Mutex<State>
+    private let lastUsed: Atomic<Int64>
+
+    init(id: String, session: ViewportSession) {
+        self.id = id
+        self.state = Mutex(State(session: session))
+        self.lastUsed = Atomic(Monotonic.nanoseconds())
+    }
+
+    func touch() { lastUsed.store(Monotonic.nanoseconds(), ordering: .relaxed) }
+
+    func idleNanoseconds(now: Int64) -> Int64 { now - lastUsed.load(ordering: .relaxed) }
+}

@@ -1,0 +1,106 @@
+import Synchronization
+import ViewportCore
+
+/// Open sessions by id, in shards under separate locks so that lookups from many connections
+/// rarely contend. Enforces `sessions.max` and `sessions.idleTimeout`; releases a session's layout
+/// in the layout store when the session goes.
+final class SessionStore: Sendable {
+    private static let shardCount = 16
+    /// One lock's worth of sessions.
+    private final class Shard: Sendable {
+        let sessions = Mutex<[String: SessionHandle]>([:])
+    }
+
+    private let shards: [Shard]
+    private let liveCount = Atomic<Int>(0)
+    let maxSessions: Int
+    let idleNanoseconds: Int64
+    private let layouts: LayoutStore
+
+    init(maxSessions: Int, idleTimeoutSeconds: Double, layouts: LayoutStore) {
+        self.maxSessions = maxSessions
+        self.idleNanoseconds = Int64(idleTimeoutSeconds * 1e9)
+        self.layouts = layouts
+        self.shards = (0..<Self.shardCount).map { _ in Shard() }
+    }
+
+    var count: Int { liveCount.load(ordering: .relaxed) }
+
+    /// A new unguessable session id: 128 random bits from the system's CSPRNG, as hex.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        for _ in 0..<2 {
+            let word = generator.next()
+            for shift in stride(from: 60, through: 0, by: -4) { out.append(hex[Int((word >> UInt64(shift)) & 15)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func shard(for id: String) -> Shard {
+        var hasher = Hasher()
+        hasher.combine(id)
+        return shards[Int(UInt(bitPattern: hasher.finalize()) % UInt(Self.shardCount))]
+    }
+
+    /// Adds a session, or throws 429 when `sessions.max` are open and none has expired.
+    func insert(_ handle: SessionHandle) throws(Problem) {
+        if !reserveSlot() {
+            sweep()
+            guard reserveSlot() else {
+                throw .capacity("sessions: \(maxSessions) open (sessions.max), none idle long enough to evict")
+            }
+        }
+        shard(for: handle.id).sessions.withLock { $0[handle.id] = handle }
+    }
+
+    private func reserveSlot() -> Bool {
+        var current = liveCount.load(ordering: .relaxed)
+        while current < maxSessions {
+            let (exchanged, original) = liveCount.compareExchange(
+                expected: current, desired: current + 1, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// The live session with this id; an expired one is removed and not returned.
+    func get(_ id: String) -> SessionHandle? {
+        guard let handle = shard(for: id).sessions.withLock({ $0[id] }) else { return nil }
+        if handle.idleNanoseconds(now: Monotonic.nanoseconds()) > idleNanoseconds {
+            _ = remove(id)
+            return nil
+        }
+        return handle
+    }
+
+    /// Removes a session (DELETE, or expiry) and releases its layout. Returns it if it was there.
+    @discardableResult
+    func remove(_ id: String) -> SessionHandle? {
+        guard let handle = shard(for: id).sessions.withLock({ $0.removeValue(forKey: id) }) else { return nil }
+        liveCount.subtract(1, ordering: .relaxed)
+        let layoutID = handle.state.withLock { state in
+            state.closed = true
+            return state.session.layout.digest
+        }
+        layouts.release(id: layoutID)
+        return handle
+    }
+
+    /// Removes every session idle for longer than the timeout.
+    func sweep() {
+        let now = Monotonic.nanoseconds()
+        for shard in shards {
+            let expired = shard.sessions.withLock { sessions in
+                sessions.values.filter { $0.idleNanoseconds(now: now) > idleNanoseconds }.map { $0.id }
+            }
+            for id in expired { remove(id) }
+        }
+    }
+
+    /// Every open session (for shutdown and tests).
+    var allIDs: [String] { shards.flatMap { shard in shard.sessions.withLock { Array($0.keys) } } }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Logging
+import Synchronization
+import ViewportHTTP
+
+/// viewportd: the stores, the API handler and the HTTP server, plus a sweeper that expires idle
+/// sessions and unused layouts.
+public final class ViewportServer: Sendable {
+    public let configuration: ServiceConfiguration
+    let layouts: LayoutStore
+    let sessions: SessionStore
+    let metrics = ServiceMetrics()
+    private let http: HTTPServer
+    private let logger: Logger
+    private let sweeping = Atomic<Bool>(false)
+
+    public init(configuration: ServiceConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
+        layouts = LayoutStore(
+            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
+        sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
+        let handler = APIHandler(configuration: configuration, layouts: layouts, sessions: sessions, metrics: metrics, logger: logger)
+        let http = configuration.http
+        self.http = HTTPServer(
+            configuration: HTTPServerConfiguration(
+                host: http.host, port: http.port, threads: http.threads,
+                connectionTimeout: Int(ServiceConfiguration.seconds(http.connectionTimeout).rounded(.up)),
+                connectionLimit: http.connectionLimit, connectionMemoryLimit: http.connectionMemoryLimit,
+                drainTimeout: ServiceConfiguration.seconds(http.drainTimeout)),
+            handler: handler,
+            log: { [logger] message in logger.info("\(message)") })
+    }
+
+    /// The bound port (after `start`).
+    public var port: Int { http.port }
+
+    /// Binds and starts serving; logs `listening on http://HOST:PORT`.
+    public func start() throws {
+        try http.start()
+        sweeping.store(true, ordering: .relaxed)
+        let interval = min(1.0, max(0.05, ServiceConfiguration.seconds(configuration.sessions.idleTimeout) / 4))
+        Thread.detachNewThread { [self] in
+            while sweeping.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: interval)
+                sessions.sweep()
+                layouts.sweep()
+            }
+        }
+    }
+
+    /// Graceful stop: new requests get 503, in-flight ones finish, then the port closes.
+    public func stop() {
+        sweeping.store(false, ordering: .relaxed)
+        http.stop()
+    }
+}

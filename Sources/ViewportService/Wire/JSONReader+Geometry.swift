@@ -1,0 +1,25 @@
+import ViewportCore
+
+extension JSONReader {
+    mutating func readPoint() throws -> Point {
+        let (x, y) = try readDoublePair()
+        return Point(x: x, y: y)
+    }
+
+    mutating func readSize() throws -> Size {
+        let (w, h) = try readDoublePair()
+        return Size(width: w, height: h)
+    }
+
+    mutating func readInsets() throws -> Insets {
+        let (top, left, bottom, right) = try readDoubleQuad()
+        return Insets(top: top, left: left, bottom: bottom, right: right)
+    }
+
+    /// A JSON integer that is not negative (sequence numbers, caps).
+    mutating func readCount(_ field: String) throws -> Int {
+        let value = try readInt()
+        guard value >= 0 else { throw typeError("\(field): expected a non-negative integer, got \(value)") }
+        return value
+    }
+}

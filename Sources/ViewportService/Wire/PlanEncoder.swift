@@ -1,0 +1,152 @@
+import ViewportCore
+
+/// Writes plans and session state as JSON by hand: plans are the hot response (a `JSONEncoder`
+/// measured ~14× slower for them, DESIGN.md).
+enum PlanEncoder {
+    static func encode(_ plan: Plan, layout: Layout, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("seq")
+        w.int(Int(truncatingIfNeeded: plan.seq))
+        w.key("offset")
+        point(plan.offset, into: &w)
+        if !plan.recycle.isEmpty {
+            w.key("recycle")
+            entries(plan.recycle, layout: layout, into: &w)
+        }
+        if !plan.discard.isEmpty {
+            w.key("discard")
+            entries(plan.discard, layout: layout, into: &w)
+        }
+        if !plan.reuse.isEmpty {
+            w.key("reuse")
+            w.beginArray()
+            for entry in plan.reuse {
+                w.beginObject()
+                id(entry.item, layout: layout, into: &w)
+                w.key("view")
+                w.int(entry.view)
+                w.key("rect")
+                rect(layout.rects[entry.item], into: &w)
+                w.key("rebind")
+                w.bool(entry.rebind)
+                w.endObject()
+            }
+            w.endArray()
+        }
+        if !plan.create.isEmpty {
+            w.key("create")
+            w.beginArray()
+            for entry in plan.create {
+                w.beginObject()
+                id(entry.item, layout: layout, into: &w)
+                w.key("view")
+                w.int(entry.view)
+                if let reuse = layout.reuseName(of: entry.item) {
+                    w.key("reuse")
+                    w.string(reuse)
+                }
+                w.key("rect")
+                rect(layout.rects[entry.item], into: &w)
+                w.endObject()
+            }
+            w.endArray()
+        }
+        w.endObject()
+    }
+
+    /// `GET /v1/sessions/{id}`: the whole state, enough for a client to resync.
+    static func encodeState(_ session: ViewportSession, id sessionID: String, into w: inout JSONWriter) {
+        let layout = session.layout
+        w.beginObject()
+        w.key("session")
+        w.string(sessionID)
+        w.key("layout")
+        w.string(layout.digest)
+        w.key("seq")
+        w.int(Int(truncatingIfNeeded: session.seq))
+        w.key("offset")
+        point(session.offset, into: &w)
+        w.key("viewport")
+        size(session.viewport, into: &w)
+        w.key("visible")
+        entries(session.visible, layout: layout, into: &w)
+        w.key("pool")
+        w.beginObject()
+        for (reuse, views) in session.pooledViews {
+            w.key(reuse)
+            w.beginArray()
+            for view in views { w.int(view) }
+            w.endArray()
+        }
+        w.endObject()
+        let s = session.stats
+        w.key("stats")
+        w.beginObject()
+        for (name, value) in [
+            ("updates", s.updates), ("created", s.created), ("reused", s.reused), ("rebindFree", s.rebindFree),
+            ("recycled", s.recycled), ("discarded", s.discarded), ("peakViews", s.peakViews),
+        ] {
+            w.key(name)
+            w.int(value)
+        }
+        w.endObject()
+        w.endObject()
+    }
+
+    /// `{"layout", "items", "contentSize"}` (plus `"sessions"` when given).
+    static func encodeLayoutInfo(_ layout: Layout, sessions: Int?, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("layout")
+        w.string(layout.digest)
+        w.key("items")
+        w.int(layout.count)
+        w.key("contentSize")
+        size(layout.contentSize, into: &w)
+        if let sessions {
+            w.key("sessions")
+            w.int(sessions)
+        }
+        w.endObject()
+    }
+
+    private static func entries(_ list: [PlanEntry], layout: Layout, into w: inout JSONWriter) {
+        w.beginArray()
+        for entry in list {
+            w.beginObject()
+            id(entry.item, layout: layout, into: &w)
+            w.key("view")
+            w.int(entry.view)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    @inline(__always)
+    private static func id(_ item: Int, layout: Layout, into w: inout JSONWriter) {
+        w.key("id")
+        layout.withIDBytes(at: item) { w.string(utf8: $0) }
+    }
+
+    static func point(_ p: Point, into w: inout JSONWriter) {
+        w.beginArray()
+        w.number(p.x)
+        w.number(p.y)
+        w.endArray()
+    }
+
+    static func size(_ s: Size, into w: inout JSONWriter) {
+        w.beginArray()
+        w.number(s.width)
+        w.number(s.height)
+        w.endArray()
+    }
+
+    static func rect(_ r: Rect, into w: inout JSONWriter) {
+        w.beginArray()
+        w.number(r.x)
+        w.number(r.y)
+        w.number(r.width)
+        w.number(r.height)
+        w.endArray()
+    }
+}

@@ -1,0 +1,51 @@
+import ViewportCore
+
+/// The body of `POST /v1/sessions`.
+struct SessionRequest: Sendable {
+    var layout: LayoutReference
+    var configuration: SessionConfiguration
+
+    static func decode(_ bytes: [UInt8], maxItems: Int) throws -> SessionRequest {
+        try JSONReader.read(bytes) { r in
+            var layout: LayoutReference?
+            var viewport: Size?
+            var configuration = SessionConfiguration(viewport: .zero)
+            guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a session object") }
+            try r.readObject { r, key in
+                switch key {
+                case "layout": layout = try LayoutReference.decode(&r, maxItems: maxItems)
+                case "viewport": viewport = try r.readSize()
+                case "offset": configuration.offset = try r.readPoint()
+                case "buffer": configuration.buffer = try r.readDouble()
+                case "insets": configuration.insets = try r.readInsets()
+                case "pool": configuration.pool = try decodePool(&r)
+                default: throw r.unknownField(key, in: "session")
+                }
+            }
+            try r.finish()
+            guard let layout else { throw JSONReader.missingField("layout") }
+            guard let viewport else { throw JSONReader.missingField("viewport") }
+            configuration.viewport = viewport
+            return SessionRequest(layout: layout, configuration: configuration)
+        }
+    }
+
+    private static func decodePool(_ r: inout JSONReader) throws -> PoolCaps {
+        var caps = PoolCaps()
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a pool object") }
+        try r.readObject { r, key in
+            switch key {
+            case "max":
+                caps.max = r.readNullIfPresent() ? nil : try r.readInt()
+            case "perReuse":
+                guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an object of caps by reuse identifier") }
+                try r.readObject { r, name in
+                    caps.perReuse[name.string] = try r.readInt()
+                }
+            default:
+                throw r.unknownField(key, in: "pool")
+            }
+        }
+        return caps
+    }
+}
