@@ -16,10 +16,10 @@ extension JSONReader {
         return Insets(top: top, left: left, bottom: bottom, right: right)
     }
 
-    /// A JSON integer that is not negative (sequence numbers, caps).
-    mutating func readCount(_ field: String) throws -> Int {
+    /// A JSON integer that is not negative (sequence numbers); errors are named by the reader's path.
+    mutating func readCount() throws -> Int {
         let value = try readInt()
-        guard value >= 0 else { throw typeError("\(field): expected a non-negative integer, got \(value)") }
+        guard value >= 0 else { throw typeError("expected a non-negative integer, got \(value)") }
         return value
     }
 }

@@ -16,10 +16,10 @@ enum UpdateRequest {
                 let name = try r.readString()
                 guard let phase = ScrollPhase(rawValue: name) else {
                     throw r.typeError(
-                        "phase: \"\(name)\" is not one of \(ScrollPhase.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+                        "\"\(name)\" is not one of \(ScrollPhase.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
                 }
                 update.phase = phase
-            case "seq": update.seq = UInt64(try r.readCount("seq"))
+            case "seq": update.seq = UInt64(try r.readCount())
             default: throw r.unknownField(key, in: "viewport update")
             }
         }
