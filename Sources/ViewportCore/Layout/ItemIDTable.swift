@@ -50,6 +50,12 @@ struct ItemIDTable: Sendable {
         }
     }
 
+    /// The position of the item whose id has these UTF-8 bytes.
+    func index(ofBytes id: UnsafeRawBufferPointer) -> Int? {
+        if case .found(let index) = find(id) { return index }
+        return nil
+    }
+
     func withBytes<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let start = Int(offsets[index])
         let end = Int(offsets[index + 1])

@@ -48,6 +48,10 @@ public final class Layout: Sendable {
     /// - Complexity: O(1) expected.
     public func item(withID id: String) -> Int? { ids.index(of: id) }
 
+    /// Position of the item whose id has these UTF-8 bytes.
+    /// - Complexity: O(1) expected.
+    public func item(withIDBytes id: UnsafeRawBufferPointer) -> Int? { ids.index(ofBytes: id) }
+
     /// Reuse class of an item, or -1 when its view is never reused.
     @inline(__always)
     public func reuseClass(of item: Int) -> Int { Int(reuseClasses[item]) }

@@ -28,7 +28,7 @@ public struct ReuseEntry: Hashable, Sendable {
 ///
 /// The client applies `recycle` and `discard` before `reuse` and `create`. Every list is in layout
 /// order. Items are positions in the session's layout.
-public struct Plan: Hashable, Sendable {
+public struct Plan: Equatable, Sendable {
     public var seq: UInt64
     public var offset: Point
     /// Items that left; their views go into the reuse pool of their identifier.
@@ -39,6 +39,10 @@ public struct Plan: Hashable, Sendable {
     public var reuse: [ReuseEntry] = []
     /// Items that entered and need a new view.
     public var create: [PlanEntry] = []
+    /// After a layout change: items that kept their view but whose rect changed (new layout).
+    public var move: [PlanEntry] = []
+    /// After a layout change: the layout `recycle` and `discard` refer to (the previous one).
+    public var previousLayout: Layout?
 
     public init(seq: UInt64, offset: Point) {
         self.seq = seq
@@ -46,5 +50,10 @@ public struct Plan: Hashable, Sendable {
     }
 
     /// True when the plan asks the client to do nothing to its views.
-    public var isEmpty: Bool { recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty }
+    public var isEmpty: Bool { recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty && move.isEmpty }
+
+    public static func == (a: Plan, b: Plan) -> Bool {
+        a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard && a.reuse == b.reuse
+            && a.create == b.create && a.move == b.move && a.previousLayout === b.previousLayout
+    }
 }

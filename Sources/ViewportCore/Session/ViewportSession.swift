@@ -3,34 +3,38 @@
 ///
 /// Not thread-safe by itself; the service keeps each session behind a lock.
 public struct ViewportSession: Sendable {
-    public private(set) var layout: Layout
-    public private(set) var offset: Point
+    public internal(set) var layout: Layout
+    public internal(set) var offset: Point
     public private(set) var viewport: Size
     public let buffer: Double
     public let insets: Insets
     public let poolCaps: PoolCaps
 
     /// The materialized region at the current offset and viewport.
-    public private(set) var region: Region
+    public internal(set) var region: Region
     /// Item → view of every materialized item.
-    private var shown: [Int: Int] = [:]
+    var shown: [Int: Int] = [:]
     /// Reuse class → pooled views.
-    private var pools: [Int: ReusePool] = [:]
-    /// Item → its last view, for views still in a pool (same-item reuse).
-    private var pooledByItem: [Int: Int] = [:]
-    private var pooledCount = 0
+    var pools: [Int: ReusePool] = [:]
+    /// (item, reuse class) → the pooled view that last showed that item, for same-item reuse.
+    /// Keyed by class too: after a layout change an item's old view may sit in another pool.
+    var pooledByItem: [PooledItemKey: Int] = [:]
+    var pooledCount = 0
     /// Cap per reuse class of the current layout (absent: `defaultCap`).
-    private var capByClass: [Int: Int] = [:]
-    private var defaultCap: Int?
-    private var nextView = 1
+    var capByClass: [Int: Int] = [:]
+    var defaultCap: Int?
+    var nextView = 1
     /// Where the region may move without changing the materialized set (see `SafeWindow`).
-    private var safeWindow: SafeWindow?
+    var safeWindow: SafeWindow?
 
     /// The last applied sequence number (0 is the opening plan).
-    public private(set) var seq: UInt64 = 0
+    public internal(set) var seq: UInt64 = 0
     /// The plan of `seq`, answered again on a retry.
-    public private(set) var lastPlan: Plan
-    public private(set) var stats = SessionStats()
+    public internal(set) var lastPlan: Plan
+    public internal(set) var stats = SessionStats()
+    /// Reuse identifiers of pooled views that the current layout does not use (after a layout
+    /// change), by class `layout.reuseNames.count + k`.
+    var extraReuseNames: [String] = []
 
     /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
@@ -92,7 +96,7 @@ public struct ViewportSession: Sendable {
             safeWindow = nil
         }
         region = newRegion
-        lastPlan = makePlan(leaving: leaving, entering: entering, offset: offset)
+        lastPlan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
         return lastPlan
     }
 
@@ -104,7 +108,7 @@ public struct ViewportSession: Sendable {
     /// Each reuse identifier's pooled views, oldest first, identifiers in layout order of first use.
     public var pooledViews: [(reuse: String, views: [Int])] {
         pools.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map {
-            (layout.reuseNames[$0.key], $0.value.entries.map(\.view))
+            (reuseName(ofClass: $0.key), $0.value.entries.map(\.view))
         }
     }
 
@@ -183,7 +187,7 @@ public struct ViewportSession: Sendable {
 
     // MARK: Planning
 
-    private mutating func resolveCaps() {
+    mutating func resolveCaps() {
         defaultCap = poolCaps.max
         capByClass = [:]
         for (name, cap) in poolCaps.perReuse {
@@ -198,17 +202,38 @@ public struct ViewportSession: Sendable {
     /// entering items take back their own last view; then the others, in layout order, take the
     /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
     /// plan.
-    private mutating func makePlan(leaving: [Int], entering: [Int], offset: Point) -> Plan {
+    /// The name of a reuse class of the current layout, or of one kept from an earlier layout.
+    func reuseName(ofClass c: Int) -> String {
+        c < layout.reuseNames.count ? layout.reuseNames[c] : extraReuseNames[c - layout.reuseNames.count]
+    }
+
+    /// Drops the same-item index entry of a view leaving its pool.
+    private mutating func forgetPooled(_ entry: ReusePool.Entry, reuseClass c: Int) {
+        let key = PooledItemKey(item: entry.lastItem, reuseClass: c)
+        if entry.lastItem >= 0, pooledByItem[key] == entry.view { pooledByItem[key] = nil }
+    }
+
+    /// Removes leaving items of the current layout from `shown`, with their views and classes.
+    private mutating func takeLeaving(_ items: [Int]) -> [LeavingItem] {
+        items.compactMap { item in
+            shown.removeValue(forKey: item).map {
+                LeavingItem(item: item, view: $0, reuseClass: layout.reuseClass(of: item), poolItem: item)
+            }
+        }
+    }
+
+    /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
+    /// session's state, following API.md "Plans": leaving views are pooled first, in order; then
+    /// entering items take back their own last view; then the others, in layout order, take the
+    /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
+    /// plan. Leaving items are already out of `shown`.
+    mutating func makePlan(leaving: [LeavingItem], entering: [Int], offset: Point) -> Plan {
         var plan = Plan(seq: seq, offset: offset)
-        var leavingViews = [Int](repeating: 0, count: leaving.count)
         var touchedClasses: [Int] = []
-        for (k, item) in leaving.enumerated() {
-            guard let view = shown.removeValue(forKey: item) else { continue }
-            leavingViews[k] = view
-            let c = layout.reuseClass(of: item)
-            guard c >= 0 else { continue }
-            pools[c, default: ReusePool()].push(.init(view: view, lastItem: item, pooledAt: seq))
-            pooledByItem[item] = view
+        for leave in leaving where leave.reuseClass >= 0 {
+            let c = leave.reuseClass
+            pools[c, default: ReusePool()].push(.init(view: leave.view, lastItem: leave.poolItem, pooledAt: seq))
+            if leave.poolItem >= 0 { pooledByItem[PooledItemKey(item: leave.poolItem, reuseClass: c)] = leave.view }
             pooledCount += 1
             if !touchedClasses.contains(c) { touchedClasses.append(c) }
         }
@@ -221,8 +246,9 @@ public struct ViewportSession: Sendable {
         if pooledCount > 0 {
             for (k, item) in entering.enumerated() {
                 let c = layout.reuseClass(of: item)
-                guard c >= 0, let view = pooledByItem[item], pools[c]?.take(view: view) != nil else { continue }
-                pooledByItem[item] = nil
+                let key = PooledItemKey(item: item, reuseClass: c)
+                guard c >= 0, let view = pooledByItem[key], pools[c]?.take(view: view) != nil else { continue }
+                pooledByItem[key] = nil
                 pooledCount -= 1
                 views[k] = view
                 reused[k] = true
@@ -232,7 +258,7 @@ public struct ViewportSession: Sendable {
         for (k, item) in entering.enumerated() where views[k] == 0 {
             let c = layout.reuseClass(of: item)
             if c >= 0, let entry = pools[c]?.popNewest() {
-                if pooledByItem[entry.lastItem] == entry.view { pooledByItem[entry.lastItem] = nil }
+                forgetPooled(entry, reuseClass: c)
                 pooledCount -= 1
                 views[k] = entry.view
                 reused[k] = true
@@ -253,18 +279,18 @@ public struct ViewportSession: Sendable {
         }
 
         // Caps apply once the plan is applied: drop the oldest views this plan pooled.
-        var capped: Set<Int> = []
+        var cappedViews: Set<Int> = []
         for c in touchedClasses {
             guard let limit = cap(of: c), let count = pools[c]?.count, count > limit else { continue }
             for entry in pools[c]?.trim(excess: count - limit, pooledAt: seq) ?? [] {
-                if pooledByItem[entry.lastItem] == entry.view { pooledByItem[entry.lastItem] = nil }
+                forgetPooled(entry, reuseClass: c)
                 pooledCount -= 1
-                capped.insert(entry.lastItem)
+                cappedViews.insert(entry.view)
             }
         }
-        for (k, item) in leaving.enumerated() where leavingViews[k] != 0 {
-            let entry = PlanEntry(item: item, view: leavingViews[k])
-            if layout.reuseClass(of: item) < 0 || capped.contains(item) {
+        for leave in leaving {
+            let entry = PlanEntry(item: leave.item, view: leave.view)
+            if leave.reuseClass < 0 || cappedViews.contains(leave.view) {
                 plan.discard.append(entry)
             } else {
                 plan.recycle.append(entry)
@@ -278,4 +304,21 @@ public struct ViewportSession: Sendable {
         stats.peakViews = max(stats.peakViews, shown.count + pooledCount)
         return plan
     }
+}
+
+/// An item leaving the materialized region, as the planner needs it.
+struct LeavingItem {
+    /// Its position in the layout it leaves (for the plan's lists).
+    var item: Int
+    var view: Int
+    /// The session's reuse class for its identifier, -1 for none.
+    var reuseClass: Int
+    /// Its position in the session's current layout, for same-item reuse; -1 if it is not there.
+    var poolItem: Int
+}
+
+/// Key of the same-item index: an item and the reuse class of the pool its last view is in.
+struct PooledItemKey: Hashable {
+    var item: Int
+    var reuseClass: Int
 }

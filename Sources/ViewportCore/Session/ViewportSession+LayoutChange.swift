@@ -1,0 +1,105 @@
+extension ViewportSession {
+    /// Moves the session to another layout and answers the plan (API.md "Layout changes").
+    ///
+    /// Items are matched by id. An item materialized before and after, with the same reuse
+    /// identifier, keeps its view (listed under `move` when its rect changed); the others leave
+    /// (in the previous layout's order) or enter (in the new layout's order) by the usual rules.
+    /// Pools carry over by reuse identifier. It is an update: it takes the next `seq` (or answers a
+    /// retry) and counts as phase idle.
+    /// - Complexity: O(log n + k log k) for k items materialized before and after: only they are
+    ///   matched, by the new layout's id table.
+    public mutating func changeLayout(to newLayout: Layout, anchor: LayoutAnchor, seq sent: UInt64? = nil) throws(SessionError) -> Plan {
+        if let sent {
+            if sent == seq { return lastPlan }
+            guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
+        }
+        let old = layout
+        let oldShown = shown.sorted { $0.key < $1.key }
+        func newIndex(of oldItem: Int) -> Int? {
+            old.withIDBytes(at: oldItem) { newLayout.item(withIDBytes: $0) }
+        }
+
+        var newOffset = offset
+        if anchor == .visible {
+            let screen = Region(offset: offset, viewport: viewport, buffer: 0)
+            for (item, _) in oldShown where screen.intersects(old.rects[item]) {
+                guard let j = newIndex(of: item) else { continue }
+                let before = old.rects[item]
+                let after = newLayout.rects[j]
+                newOffset = Point(x: offset.x + (after.x - before.x), y: offset.y + (after.y - before.y))
+                break
+            }
+        }
+        let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer)
+        let materialized = newLayout.items(in: newRegion)
+        let isMaterialized = Set(materialized)
+
+        // Reuse classes carry over by name; names the new layout lacks keep a class of their own.
+        var classMap: [Int: Int] = [:]
+        var extras: [String] = []
+        func newClass(ofOld c: Int) -> Int {
+            guard c >= 0 else { return -1 }
+            if let mapped = classMap[c] { return mapped }
+            let name = reuseName(ofClass: c)
+            let mapped: Int
+            if let known = newLayout.reuseClass(named: name) {
+                mapped = known
+            } else if let k = extras.firstIndex(of: name) {
+                mapped = newLayout.reuseNames.count + k
+            } else {
+                extras.append(name)
+                mapped = newLayout.reuseNames.count + extras.count - 1
+            }
+            classMap[c] = mapped
+            return mapped
+        }
+
+        var survivors: [Int: Int] = [:]
+        var moves: [PlanEntry] = []
+        var leaving: [LeavingItem] = []
+        for (item, view) in oldShown {
+            let oldClass = old.reuseClass(of: item)
+            let j = newIndex(of: item)
+            if let j, isMaterialized.contains(j), newLayout.reuseName(of: j) == old.reuseName(of: item) {
+                survivors[j] = view
+                if newLayout.rects[j] != old.rects[item] { moves.append(PlanEntry(item: j, view: view)) }
+            } else {
+                leaving.append(LeavingItem(item: item, view: view, reuseClass: newClass(ofOld: oldClass), poolItem: j ?? -1))
+            }
+        }
+
+        // Pools and same-item bookkeeping move to the new layout's classes and positions.
+        var newPools: [Int: ReusePool] = [:]
+        var newPooledByItem: [PooledItemKey: Int] = [:]
+        for (c, pool) in pools.sorted(by: { $0.key < $1.key }) {
+            let mapped = newClass(ofOld: c)
+            for var entry in pool.entries {
+                if entry.lastItem >= 0 {
+                    // Within one pool, one entry at most names an item (it would have taken its
+                    // view back), so the index stays one to one.
+                    entry.lastItem = newIndex(of: entry.lastItem) ?? -1
+                    if entry.lastItem >= 0 { newPooledByItem[PooledItemKey(item: entry.lastItem, reuseClass: mapped)] = entry.view }
+                }
+                newPools[mapped, default: ReusePool()].push(entry)
+            }
+        }
+
+        layout = newLayout
+        extraReuseNames = extras
+        pools = newPools
+        pooledByItem = newPooledByItem
+        shown = survivors
+        resolveCaps()
+        seq += 1
+        stats.updates += 1
+        offset = newOffset
+        region = newRegion
+        safeWindow = nil
+        let entering = materialized.filter { survivors[$0] == nil }
+        var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
+        plan.move = moves.sorted { $0.item < $1.item }
+        plan.previousLayout = old
+        lastPlan = plan
+        return plan
+    }
+}

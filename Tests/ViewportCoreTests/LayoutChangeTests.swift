@@ -1,0 +1,224 @@
+import Testing
+import ViewportCore
+
+/// A client keyed by item ids, so it follows a session across layouts, with a reference planner
+/// for API.md "Layout changes" and "Plans".
+struct IDClient {
+    struct Pooled {
+        var view: Int
+        /// Id of the item the view last showed, nil when that item is in no layout any more.
+        var last: String?
+        var pushedAt: Int
+    }
+
+    var caps: PoolCaps
+    var shown: [String: Int] = [:]
+    var pools: [String: [Pooled]] = [:]
+    var seen: Set<Int> = []
+    var step = 0
+
+    mutating func apply(
+        _ plan: Plan, from old: Layout, to new: Layout, expected: [Int], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        step += 1
+        let expectedIDs = expected.map { new.id(at: $0) }
+        let expectedSet = Set(expectedIDs)
+        func oldIndex(_ id: String) -> Int { old.item(withID: id) ?? -1 }
+        let survivors = shown.keys.filter { id in
+            expectedSet.contains(id) && old.reuseName(of: oldIndex(id)) == new.item(withID: id).flatMap { new.reuseName(of: $0) }
+        }
+        let survivorSet = Set(survivors)
+        let leaving = shown.keys.filter { !survivorSet.contains($0) }.sorted { oldIndex($0) < oldIndex($1) }
+        let entering = expectedIDs.filter { !survivorSet.contains($0) }
+
+        for name in pools.keys {
+            for k in pools[name, default: []].indices where pools[name]?[k].last.map({ new.item(withID: $0) == nil }) ?? false {
+                pools[name]?[k].last = nil
+            }
+        }
+        var refRecycle: [String] = []
+        var refDiscard: [String] = []
+        for id in leaving {
+            if let reuse = old.reuseName(of: oldIndex(id)) {
+                pools[reuse, default: []].append(Pooled(view: shown[id] ?? -1, last: new.item(withID: id) == nil ? nil : id, pushedAt: step))
+            }
+        }
+        var refReuse: [(String, Int, Bool)] = []
+        var refCreate: [String] = []
+        var assigned: [String: (Int, Bool)] = [:]
+        for id in entering {
+            guard let reuse = new.item(withID: id).flatMap({ new.reuseName(of: $0) }),
+                let at = pools[reuse]?.firstIndex(where: { $0.last == id })
+            else { continue }
+            assigned[id] = (pools[reuse]?.remove(at: at).view ?? -1, false)
+        }
+        for id in entering where assigned[id] == nil {
+            if let reuse = new.item(withID: id).flatMap({ new.reuseName(of: $0) }), let entry = pools[reuse]?.popLast() {
+                assigned[id] = (entry.view, entry.last != id)
+            } else {
+                refCreate.append(id)
+            }
+        }
+        for id in entering { if let (view, rebind) = assigned[id] { refReuse.append((id, view, rebind)) } }
+        var capped: Set<Int> = []
+        for (reuse, entries) in pools {
+            guard let cap = caps.cap(for: reuse), entries.count > cap else { continue }
+            var excess = entries.count - cap
+            var kept: [Pooled] = []
+            for entry in entries {
+                if excess > 0 && entry.pushedAt == step {
+                    capped.insert(entry.view)
+                    excess -= 1
+                } else {
+                    kept.append(entry)
+                }
+            }
+            pools[reuse] = kept
+        }
+        for id in leaving {
+            let view = shown[id] ?? -1
+            if old.reuseName(of: oldIndex(id)) == nil || capped.contains(view) { refDiscard.append(id) } else { refRecycle.append(id) }
+        }
+        let leavingLayout = plan.previousLayout ?? new
+        #expect(plan.recycle.map { leavingLayout.id(at: $0.item) } == refRecycle, sourceLocation: sourceLocation)
+        #expect(plan.discard.map { leavingLayout.id(at: $0.item) } == refDiscard, sourceLocation: sourceLocation)
+        #expect(plan.reuse.map { new.id(at: $0.item) } == refReuse.map(\.0), sourceLocation: sourceLocation)
+        #expect(plan.reuse.map(\.view) == refReuse.map(\.1), sourceLocation: sourceLocation)
+        #expect(plan.reuse.map(\.rebind) == refReuse.map(\.2), sourceLocation: sourceLocation)
+        #expect(plan.create.map { new.id(at: $0.item) } == refCreate, sourceLocation: sourceLocation)
+        let refMoves = expectedIDs.filter { survivorSet.contains($0) && old.rects[oldIndex($0)] != new.rects[new.item(withID: $0) ?? 0] }
+        #expect(plan.move.map { new.id(at: $0.item) } == refMoves, sourceLocation: sourceLocation)
+        #expect(plan.move.allSatisfy { shown[new.id(at: $0.item)] == $0.view }, sourceLocation: sourceLocation)
+
+        for id in leaving { shown[id] = nil }
+        for entry in plan.reuse { shown[new.id(at: entry.item)] = entry.view }
+        for entry in plan.create {
+            #expect(!seen.contains(entry.view), "handle reused", sourceLocation: sourceLocation)
+            seen.insert(entry.view)
+            shown[new.id(at: entry.item)] = entry.view
+        }
+        #expect(Set(shown.keys) == expectedSet, sourceLocation: sourceLocation)
+    }
+
+    func check(_ session: ViewportSession, sourceLocation: SourceLocation = #_sourceLocation) {
+        let visible = Dictionary(uniqueKeysWithValues: session.visible.map { (session.layout.id(at: $0.item), $0.view) })
+        #expect(visible == shown, sourceLocation: sourceLocation)
+        let sessionPools = Dictionary(uniqueKeysWithValues: session.pooledViews.map { ($0.reuse, $0.views) })
+        #expect(sessionPools == pools.filter { !$0.value.isEmpty }.mapValues { $0.map(\.view) }, sourceLocation: sourceLocation)
+    }
+}
+
+struct LayoutChangeTests {
+    /// Derives a new layout from `specs`: deletions, insertions (some above everything), moved and
+    /// resized items, changed reuse identifiers.
+    static func mutate(_ specs: [ItemSpec], generation: Int, using rng: inout SeededRandom) -> [ItemSpec] {
+        var out: [ItemSpec] = []
+        let prepend = Int.random(in: 0..<3, using: &rng) == 0 ? Int.random(in: 1...8, using: &rng) : 0
+        let shift = Double(prepend) * 50
+        for k in 0..<prepend {
+            out.append(ItemSpec(id: "g\(generation)-top\(k)", rect: Rect(x: 0, y: Double(k) * 50, width: 375, height: 50), reuse: "a"))
+        }
+        for var spec in specs {
+            switch Int.random(in: 0..<20, using: &rng) {
+            case 0, 1: continue  // deleted
+            case 2: spec.rect.y += Double(Int.random(in: -40...40, using: &rng))
+            case 3: spec.rect.height = Double(Int.random(in: 0...150, using: &rng))
+            case 4: spec.reuse = ["a", "b", "c", nil, "d"].randomElement(using: &rng) ?? nil
+            case 5:
+                out.append(ItemSpec(
+                    id: "g\(generation)-\(out.count)", rect: Rect(x: 0, y: spec.rect.y, width: 375, height: 30),
+                    reuse: ["a", "b", nil].randomElement(using: &rng) ?? nil))
+            default: break
+            }
+            spec.rect.y += shift
+            out.append(spec)
+        }
+        return out
+    }
+
+    @Test(arguments: 0..<12)
+    func randomLayoutSwapsFollowEveryPlanRule(seed: Int) throws {
+        var rng = SeededRandom(seed: UInt64(seed) &+ 1000)
+        var specs = randomLayoutSpecs(.vertical, count: Int.random(in: 0...200, using: &rng), using: &rng)
+        var layout = try makeLayout(specs)
+        let caps = PlanPropertyTests.capChoices[seed % PlanPropertyTests.capChoices.count]
+        var offset = Point(x: 0, y: Double(Int.random(in: 0...2000, using: &rng)))
+        var session = try ViewportSession(
+            layout: layout, configuration: SessionConfiguration(viewport: Size(width: 375, height: 500), offset: offset, pool: caps))
+        var client = IDClient(caps: caps)
+        client.apply(session.lastPlan, from: layout, to: layout, expected: oracle(layout, session.region))
+        for generation in 1...60 {
+            if Int.random(in: 0..<3, using: &rng) == 0 {
+                offset.y += Double(Int.random(in: -300...300, using: &rng))
+                _ = offset
+                let plan = try session.apply(ViewportUpdate(offset: offset))
+                client.apply(plan, from: layout, to: layout, expected: oracle(layout, session.region))
+            } else {
+                specs = Self.mutate(specs, generation: generation, using: &rng)
+                let next = try makeLayout(specs)
+                let anchor: LayoutAnchor = Bool.random(using: &rng) ? .visible : .none
+                let expectedOffset = Self.anchoredOffset(session: session, from: layout, to: next, anchor: anchor)
+                let plan = try session.changeLayout(to: next, anchor: anchor, seq: session.seq + 1)
+                #expect(plan.offset == expectedOffset)
+                #expect(plan.seq == session.seq)
+                client.apply(plan, from: layout, to: next, expected: oracle(next, session.region))
+                layout = next
+                offset = session.offset
+            }
+            client.check(session)
+        }
+    }
+
+    /// API.md: the first item on screen (previous layout order) present in both layouts keeps its
+    /// place on screen; the shift applies to both axes, unclamped.
+    static func anchoredOffset(session: ViewportSession, from old: Layout, to new: Layout, anchor: LayoutAnchor) -> Point {
+        guard anchor == .visible else { return session.offset }
+        let screen = Region(offset: session.offset, viewport: session.viewport, buffer: 0)
+        for item in 0..<old.count where screen.intersects(old.rects[item]) {
+            guard let j = new.item(withID: old.id(at: item)) else { continue }
+            return Point(x: session.offset.x + new.rects[j].x - old.rects[item].x, y: session.offset.y + new.rects[j].y - old.rects[item].y)
+        }
+        return session.offset
+    }
+
+    @Test func chatPrependOf30MessagesLeavesTheScreenStill() throws {
+        let messages = (0..<200).map { ItemSpec(id: "m\($0)", rect: Rect(x: 0, y: Double($0) * 60, width: 375, height: 60), reuse: "bubble") }
+        var session = try ViewportSession(
+            layout: try makeLayout(messages),
+            configuration: SessionConfiguration(viewport: Size(width: 375, height: 600), offset: Point(x: 0, y: 3000)))
+        let before = session.visible.map { (session.layout.id(at: $0.item), $0.view) }
+        let history = (0..<30).map { ItemSpec(id: "old\($0)", rect: Rect(x: 0, y: Double($0) * 60, width: 375, height: 60), reuse: "bubble") }
+        let shifted = messages.map { ItemSpec(id: $0.id, rect: Rect(x: 0, y: $0.rect.y + 1800, width: 375, height: 60), reuse: $0.reuse) }
+        let plan = try session.changeLayout(to: try makeLayout(history + shifted), anchor: .visible)
+        #expect(plan.offset == Point(x: 0, y: 4800))
+        #expect(plan.recycle.isEmpty && plan.discard.isEmpty && plan.reuse.isEmpty && plan.create.isEmpty)
+        #expect(plan.move.count == before.count)
+        let after = session.visible.map { (session.layout.id(at: $0.item), $0.view) }
+        #expect(after.map(\.0) == before.map(\.0))
+        #expect(after.map(\.1) == before.map(\.1))
+    }
+
+    @Test func itemWhoseReuseIdentifierChangedLeavesAndEnters() throws {
+        let a = try makeLayout([ItemSpec(id: "x", rect: Rect(x: 0, y: 0, width: 10, height: 10), reuse: "card")])
+        let b = try makeLayout([ItemSpec(id: "x", rect: Rect(x: 0, y: 0, width: 10, height: 10), reuse: "banner")])
+        var session = try ViewportSession(layout: a, configuration: SessionConfiguration(viewport: Size(width: 10, height: 10)))
+        let plan = try session.changeLayout(to: b, anchor: .none)
+        #expect(plan.recycle == [PlanEntry(item: 0, view: 1)])
+        #expect(plan.create == [PlanEntry(item: 0, view: 2)])
+        #expect(session.pooledViews.map(\.reuse) == ["card"])
+        // Back to "card": the item takes its own old view back without a rebind.
+        let back = try session.changeLayout(to: a, anchor: .none)
+        #expect(back.reuse == [ReuseEntry(item: 0, view: 1, rebind: false)])
+    }
+
+    @Test func layoutChangeTakesTheNextSeqAndAnswersRetries() throws {
+        let a = try makeLayout([ItemSpec(id: "x", rect: Rect(x: 0, y: 0, width: 10, height: 10), reuse: "card")])
+        let b = try makeLayout([ItemSpec(id: "x", rect: Rect(x: 0, y: 5, width: 10, height: 10), reuse: "card")])
+        var session = try ViewportSession(layout: a, configuration: SessionConfiguration(viewport: Size(width: 10, height: 10)))
+        let plan = try session.changeLayout(to: b, anchor: .none, seq: 1)
+        #expect(plan.move == [PlanEntry(item: 0, view: 1)])
+        #expect(try session.changeLayout(to: a, anchor: .none, seq: 1) == plan)
+        #expect(throws: SessionError.sequenceConflict(current: 1, sent: 5)) { try session.changeLayout(to: a, anchor: .none, seq: 5) }
+        #expect(session.stats.updates == 1)
+    }
+}
