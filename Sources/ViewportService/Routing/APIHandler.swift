@@ -62,7 +62,7 @@ final class APIHandler: HTTPHandler {
         switch route {
         case .layout(let id):
             guard layouts.lookup(id: id) != nil else { throw Problem.notFound("layout \(id) does not exist") }
-        case .session(let id), .sessionViewport(let id):
+        case .session(let id), .sessionViewport(let id), .sessionLayout(let id):
             session = sessions.get(id)
             guard session != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
         default:
@@ -74,7 +74,7 @@ final class APIHandler: HTTPHandler {
             throw problem
         }
         let media = MediaType(contentType: head.header("Content-Type"))
-        if head.method == "POST" {
+        if head.method == "POST" || head.method == "PUT" {
             let acceptsStream = route.isSessionViewport
             if case .other(let given) = media {
                 throw Problem(status: 415, detail: "Content-Type \(given) is not supported; send application/json\(acceptsStream ? " or application/x-ndjson" : "")")
@@ -102,6 +102,9 @@ final class APIHandler: HTTPHandler {
         case (.session(let id), _):
             sessions.remove(id)
             return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
+        case (.sessionLayout, _):
+            guard let session else { throw Problem.notFound("session does not exist") }
+            return collect(head, route: label, started: started) { try self.changeLayout(of: session, body: $0) }
         case (.sessionViewport, _):
             guard let session else { throw Problem.notFound("session does not exist") }
             if media == .ndjson {
@@ -211,6 +214,51 @@ final class APIHandler: HTTPHandler {
         return HTTPResponse(
             status: 201, headers: [("Content-Type", "application/json"), ("Location", "/v1/sessions/\(handle.id)")],
             body: .bytes(w.bytes))
+    }
+
+    private func changeLayout(of handle: SessionHandle, body: [UInt8]) throws -> HTTPResponse {
+        let request = try LayoutChangeRequest.decode(body, maxItems: maxItems)
+        let layout: Layout
+        switch request.layout {
+        case .id(let id):
+            guard let found = layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
+            layout = found
+        case .inline(let inline):
+            layout = try layouts.store(inline, retain: true).layout
+        }
+        let outcome: Result<(Plan, Layout, String?), Problem> = handle.state.withLock { state in
+            guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
+            let before = state.session.seq
+            let previous = state.session.layout.digest
+            do {
+                let plan = try state.session.changeLayout(to: layout, anchor: request.anchor, seq: request.seq)
+                // A retry applies nothing: the session keeps the layout it has.
+                return .success((plan, state.session.layout, state.session.seq != before ? previous : nil))
+            } catch let error as SessionError {
+                switch error {
+                case .invalid: return .failure(.invalid(error.description))
+                case .sequenceConflict(let current, _): return .failure(.sequenceConflict(current: current, detail: error.description))
+                }
+            } catch {
+                return .failure(error.problem)
+            }
+        }
+        handle.touch()
+        switch outcome {
+        case .failure(let problem):
+            layouts.release(id: layout.digest)
+            throw problem
+        case .success(let (plan, current, previous)):
+            if let previous {
+                layouts.release(id: previous)
+                count(plan)
+            } else {
+                layouts.release(id: layout.digest)
+            }
+            var w = JSONWriter(capacity: 512)
+            PlanEncoder.encode(plan, layout: current, into: &w)
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+        }
     }
 
     private func getSession(_ handle: SessionHandle?, id: String) throws(Problem) -> HTTPResponse {

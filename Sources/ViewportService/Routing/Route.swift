@@ -8,6 +8,7 @@ enum Route: Equatable, Sendable {
     case sessions
     case session(id: String)
     case sessionViewport(id: String)
+    case sessionLayout(id: String)
 
     init?(path: String) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -21,6 +22,7 @@ enum Route: Equatable, Sendable {
         case (4, "v1") where parts[2] == "layouts": self = .layout(id: String(parts[3]))
         case (4, "v1") where parts[2] == "sessions": self = .session(id: String(parts[3]))
         case (5, "v1") where parts[2] == "sessions" && parts[4] == "viewport": self = .sessionViewport(id: String(parts[3]))
+        case (5, "v1") where parts[2] == "sessions" && parts[4] == "layout": self = .sessionLayout(id: String(parts[3]))
         default: return nil
         }
     }
@@ -35,6 +37,7 @@ enum Route: Equatable, Sendable {
         case .sessions: return "/v1/sessions"
         case .session: return "/v1/sessions/{id}"
         case .sessionViewport: return "/v1/sessions/{id}/viewport"
+        case .sessionLayout: return "/v1/sessions/{id}/layout"
         }
     }
 
@@ -44,6 +47,7 @@ enum Route: Equatable, Sendable {
         case .healthz, .metrics, .layout: return ["GET"]
         case .layouts, .sessions, .sessionViewport: return ["POST"]
         case .session: return ["GET", "DELETE"]
+        case .sessionLayout: return ["PUT"]
         }
     }
 }

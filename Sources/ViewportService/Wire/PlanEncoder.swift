@@ -9,13 +9,29 @@ enum PlanEncoder {
         w.int(Int(truncatingIfNeeded: plan.seq))
         w.key("offset")
         point(plan.offset, into: &w)
+        // After a layout change, leaving items are the previous layout's.
+        let leavingLayout = plan.previousLayout ?? layout
         if !plan.recycle.isEmpty {
             w.key("recycle")
-            entries(plan.recycle, layout: layout, into: &w)
+            entries(plan.recycle, layout: leavingLayout, into: &w)
         }
         if !plan.discard.isEmpty {
             w.key("discard")
-            entries(plan.discard, layout: layout, into: &w)
+            entries(plan.discard, layout: leavingLayout, into: &w)
+        }
+        if !plan.move.isEmpty {
+            w.key("move")
+            w.beginArray()
+            for entry in plan.move {
+                w.beginObject()
+                id(entry.item, layout: layout, into: &w)
+                w.key("view")
+                w.int(entry.view)
+                w.key("rect")
+                rect(layout.rects[entry.item], into: &w)
+                w.endObject()
+            }
+            w.endArray()
         }
         if !plan.reuse.isEmpty {
             w.key("reuse")
