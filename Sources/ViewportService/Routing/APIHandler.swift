@@ -148,9 +148,9 @@ final class APIHandler: HTTPHandler {
 
     private func postLayout(_ body: [UInt8]) throws -> HTTPResponse {
         let layout = try JSONReader.read(body) { r in
-            let layout = try LayoutDecoder(maxItems: maxItems).decode(&r)
+            let layout = try LayoutDecoder(maxItems: maxItems).decodeDeferringInvalid(&r)
             try r.finish()
-            return layout
+            return try layout.get()
         }
         let (stored, created) = try layouts.store(layout, retain: false)
         var w = JSONWriter(capacity: 128)
