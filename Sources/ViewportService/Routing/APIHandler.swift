@@ -100,7 +100,9 @@ final class APIHandler: HTTPHandler {
         case (.session(let id), "GET"):
             return .respond(record(try getSession(session, id: id), head: head, route: label, started: started))
         case (.session(let id), _):
-            sessions.remove(id)
+            // Another request may have ended the session since the lookup above: only the one
+            // that removes it answers 204, like a DELETE that comes after.
+            guard sessions.remove(id) != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
             return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
         case (.sessionViewport, _):
             guard let session else { throw Problem.notFound("session does not exist") }
