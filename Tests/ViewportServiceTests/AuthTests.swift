@@ -53,6 +53,17 @@ import ViewportTestSupport
         }
     }
 
+    @Test func theAuthSchemeIsCaseInsensitive() throws {
+        // RFC 9110 §11.1: the scheme is a case-insensitive token; the token itself is not.
+        try withService(Self.configure) { service in
+            let client = try service.connect()
+            for header in ["Bearer s3cret-token", "bearer s3cret-token", "BEARER s3cret-token"] {
+                #expect(try client.send("GET", "/metrics", headers: [("Authorization", header)], auth: false).status == 200, "\(header)")
+            }
+            #expect(try client.send("GET", "/metrics", headers: [("Authorization", "Bearer S3CRET-TOKEN")], auth: false).status == 401)
+        }
+    }
+
     @Test func withoutATokenConfiguredNoAuthorizationIsNeeded() throws {
         try withService { service in
             let client = try service.connect()

@@ -162,3 +162,31 @@ import ViewportTestSupport
         }
     }
 }
+
+/// Races on one session's end.
+@Suite(.serialized) struct DeleteRaceTests {
+    @Test func concurrentDeletesOfOneSessionAnswerExactlyOne204() throws {
+        try withService({ $0.http.threads = 4 }) { service in
+            let setup = try service.connect()
+            let layout = try setup.postLayout(layoutJSON(listItems(10)))
+            let port = service.port
+            for _ in 0..<40 {
+                let session = try setup.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
+                let statuses = Locked<[Int]>([])
+                let clients = Locked((0..<6).compactMap { _ in try? HTTPTestClient.connect(port: port, timeout: 5) })
+                let request = HTTPTestClient.request(method: "DELETE", path: "/v1/sessions/\(session)")
+                onThreads(6) { t in
+                    let client = clients.withLock { $0[t] }
+                    if (try? client.write(request)) != nil, let response = try? client.readResponse() {
+                        statuses.withLock { $0.append(response.status) }
+                    }
+                    client.close()
+                }
+                #expect(statuses.get.count == 6)
+                #expect(statuses.get.filter { $0 == 204 }.count == 1, "\(statuses.get)")
+                #expect(statuses.get.filter { $0 == 404 }.count == 5)
+            }
+            #expect(try setup.get("/v1/layouts/\(layout)").json.int("sessions") == 0)
+        }
+    }
+}

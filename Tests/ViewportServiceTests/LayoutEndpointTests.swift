@@ -236,3 +236,23 @@ import ViewportTestSupport
         }
     }
 }
+
+@Suite struct LayoutIdentityTests {
+    @Test func layoutIdsDependOnlyOnContentAcrossServers() throws {
+        let layout = layoutJSON(gridItems(rows: 5, columns: 5))
+        let first = try withService { try $0.connect().postLayout(layout) }
+        let second = try withService { try $0.connect().postLayout(layout) }
+        #expect(first == second)
+    }
+
+    @Test func negativeZeroIsTheSameLayoutAsZero() throws {
+        try withService { service in
+            let client = try service.connect()
+            let a = try client.post("/v1/layouts", #"{"items":[{"id":"a","rect":[0,0,10,10]}]}"#)
+            let b = try client.post("/v1/layouts", #"{"items":[{"id":"a","rect":[-0,0.0,10,10]}]}"#)
+            #expect(a.status == 201)
+            #expect(b.status == 200)
+            #expect(a.json["layout"] as? String == b.json["layout"] as? String)
+        }
+    }
+}

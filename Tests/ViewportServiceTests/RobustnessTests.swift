@@ -209,3 +209,67 @@ import ViewportTestSupport
         }
     }
 }
+
+/// Values that must come back exactly as sent.
+@Suite struct RoundTripTests {
+    /// The numbers of the first `"key":[…]` array in `text`, parsed with Swift's exact `Double(_:)`
+    /// (Foundation's JSONSerialization on Linux rounds some doubles).
+    static func exactNumbers(_ text: String, key: String) -> [Double] {
+        guard let start = text.range(of: "\"\(key)\":[") else { return [] }
+        let rest = text[start.upperBound...]
+        guard let end = rest.firstIndex(of: "]") else { return [] }
+        return rest[..<end].split(separator: ",").compactMap { Double(String($0)) }
+    }
+
+    @Test func itemIdsNeedingEscapesRoundTripThroughPlansAndState() throws {
+        try withService { service in
+            let client = try service.connect()
+            let ids = ["quote\"d", "back\\slash", "new\nline", "tab\t", "ctl\u{01}\u{1F}", "del\u{7F}", "sep\u{2028}\u{2029}", "slash/</script>", "é日本😀", " "]
+            let items = ids.enumerated().map { i, id in ["id": id, "rect": [0, i * 10, 10, 10], "reuse": i % 2 == 0 ? "r\"\\\n" : "plain"] as [String: Any] }
+            let body = try JSONSerialization.data(withJSONObject: ["layout": ["items": items], "viewport": [100, 1000]])
+            let reply = try client.send("POST", "/v1/sessions", body: Array(body))
+            #expect(reply.status == 201, "\(reply.text)")
+            let plan = reply.json.object("plan")
+            #expect(plan.ids("create") == ids)
+            #expect(plan.entries("create").map { $0["reuse"] as? String } == ids.indices.map { $0 % 2 == 0 ? "r\"\\\n" : "plain" })
+            let session = try #require(reply.json["session"] as? String)
+            let state = try client.state(session)
+            #expect(state.ids("visible") == ids)
+            _ = try client.update(session, #"{"offset":[0,5000]}"#)
+            let pool = try client.state(session).object("pool")
+            #expect(Set(pool.keys) == ["r\"\\\n", "plain"])
+        }
+    }
+
+    @Test func offsetsAndRectsRoundTripExactly() throws {
+        try withService { service in
+            let client = try service.connect()
+            var generator = SystemRandomNumberGenerator()
+            var values: [Double] = [0.1, 0.30000000000000004, 1e-7, 123456789.123, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e21, 1e22, 123e-20, 9007199254740993, 0.000001, 1e-6, 100, 1.5]
+            for _ in 0..<100 { values.append(Double.random(in: -1e6...1e6, using: &generator)) }
+            for _ in 0..<50 { values.append(Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &generator))) }
+            let items = values.enumerated().map { i, v in TestItem(id: "i\(i)", rect: [abs(v), 0, 1, 1]) }
+            // Rects as Swift prints them (shortest round-trip form).
+            let list = items.map { #"{"id":"\#($0.id)","rect":[\#($0.rect.map { "\($0)" }.joined(separator: ","))]}"# }.joined(separator: ",")
+            let layoutReply = try client.post("/v1/layouts", #"{"items":[\#(list)],"contentSize":[1,1]}"#)
+            #expect(layoutReply.status == 201, "\(layoutReply.text)")
+            let opened = try client.openSession(#"{"layout":"\#(layoutReply.json["layout"] as! String)","viewport":[1,1],"buffer":0}"#)
+            for v in values {
+                let reply = try client.update(opened.id, #"{"offset":[\#(v),\#(-v)]}"#)
+                #expect(reply.status == 200)
+                #expect(Self.exactNumbers(reply.text, key: "offset") == [v, -v], "\(v): \(reply.text)")
+            }
+            // Each item entering at offset x = its own x comes with its rect exactly as sent.
+            // (Where x + 1 == x the item is empty on x and only touches the region: not materialized.)
+            for (i, v) in values.enumerated().prefix(60) where abs(v) + 1 != abs(v) {
+                #expect(try client.update(opened.id, #"{"offset":[-10,-10]}"#).status == 200)
+                let reply = try client.update(opened.id, #"{"offset":[\#(abs(v)),0]}"#)
+                guard let at = reply.text.range(of: #""id":"i\#(i)","#) else {
+                    Issue.record("i\(i) (x = \(abs(v))) did not enter: \(reply.text)")
+                    continue
+                }
+                #expect(Self.exactNumbers(String(reply.text[at.lowerBound...]), key: "rect") == [abs(v), 0, 1, 1])
+            }
+        }
+    }
+}
