@@ -207,6 +207,29 @@ import ViewportTestSupport
         }
     }
 
+    @Test func aSessionDeletedDuringItsStreamStopsTheStreamWithA404Line() throws {
+        try withService { service in
+            let client = try service.connect()
+            let session = try client.openSession(Self.open).id
+            try client.raw.write(
+                HTTPTestClient.request(
+                    method: "POST", path: "/v1/sessions/\(session)/viewport",
+                    headers: [("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")]))
+            let line: (Int) -> [UInt8] = { Array(HTTPTestClient.chunked([Array((#"{"offset":[0,\#($0 * 100)]}"# + "\n").utf8)]).dropLast(5)) }
+            try client.raw.write(line(1) + line(2))
+            Thread.sleep(forTimeInterval: 0.15)
+            #expect(try service.connect().delete("/v1/sessions/\(session)").status == 204)
+            try client.raw.write(line(3) + line(4) + Array("0\r\n\r\n".utf8))
+            let response = try client.raw.readResponse()
+            #expect(response.status == 200)
+            let lines = Reply(status: response.status, headers: response.headers, body: response.body).lines
+            #expect(lines.count == 3)
+            #expect(lines.prefix(2).map { $0.int("seq") } == [1, 2])
+            #expect(lines.last?.int("status") == 404)
+            #expect(lines.last?.int("line") == 3)
+        }
+    }
+
     @Test func streamsAreOnlyAcceptedOnTheViewportEndpoint() throws {
         try withService { service in
             let client = try service.connect()
