@@ -71,6 +71,10 @@ import ViewportTestSupport
             try client.raw.write(Array(HTTPTestClient.chunked([chunk]).dropLast(5)))
         }
         try sendLines(500)
+        // Only stop once the request is in flight (its lines are being applied).
+        let observer = try service.connect()
+        for _ in 0..<250 where try observer.state(session).int("seq") != 500 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(try observer.state(session).int("seq") == 500)
         let stopped = Locked(false)
         let port = service.port
         let stopper = Thread {

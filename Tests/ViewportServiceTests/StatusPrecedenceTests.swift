@@ -170,9 +170,15 @@ import ViewportTestSupport
         // Covered with an in-flight request in ShutdownTests; here the table's status and shape.
         let service = try TestService { $0.http.drainTimeout = .seconds(5) }
         let holder = try service.connect()
-        // Keep one request in flight (head sent, body pending) so the drain lasts.
+        let session = try holder.openSession(#"{"layout":\#(layoutJSON(listItems(10))),"viewport":[375,667]}"#).id
+        // Keep one request in flight (a stream with its first line applied, the rest pending) so the drain lasts.
+        let line = Array((#"{"offset":[0,10]}"# + "\n").utf8)
         try holder.raw.write(
-            HTTPTestClient.request(method: "POST", path: "/v1/layouts", headers: [("Content-Type", "application/json"), ("Content-Length", "12")]))
+            HTTPTestClient.request(
+                method: "POST", path: "/v1/sessions/\(session)/viewport",
+                headers: [("Content-Type", "application/x-ndjson"), ("Content-Length", "\(line.count * 2)")]) + line)
+        let observer = try service.connect()
+        for _ in 0..<250 where try observer.state(session).int("seq") != 1 { Thread.sleep(forTimeInterval: 0.01) }
         let stopped = Locked(false)
         let thread = Thread {
             service.stop()
@@ -185,8 +191,10 @@ import ViewportTestSupport
         #expect(response.status == 503)
         #expect(response.header("Content-Type") == "application/problem+json")
         #expect(response.closesConnection)
-        try holder.raw.write(Array(#"{"items":[]}"#.utf8))
-        #expect(try holder.raw.readResponse().status == 201)
+        try holder.raw.write(line)
+        let finished = try holder.raw.readResponse()
+        #expect(finished.status == 200)
+        #expect(finished.bodyString.split(separator: "\n").count == 2)
         for _ in 0..<250 where !stopped.get { Thread.sleep(forTimeInterval: 0.02) }
         #expect(stopped.get)
     }
