@@ -52,7 +52,7 @@ final class APIHandler: HTTPHandler {
 
     private func dispatch(_ head: HTTPRequestHead, route: Route?, started: Int64) throws(Problem) -> HTTPRequestAction {
         if route != .healthz, let expected = expectedAuthorization {
-            guard let given = head.header("Authorization"), Self.constantTimeEquals(Array(given.utf8), expected) else {
+            guard let given = head.header("Authorization"), Self.constantTimeEquals(Self.normalizingScheme(given), expected) else {
                 throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required")
             }
         }
@@ -100,7 +100,9 @@ final class APIHandler: HTTPHandler {
         case (.session(let id), "GET"):
             return .respond(record(try getSession(session, id: id), head: head, route: label, started: started))
         case (.session(let id), _):
-            sessions.remove(id)
+            // Another request may have ended the session since the lookup above: only the one
+            // that removes it answers 204, like a DELETE that comes after.
+            guard sessions.remove(id) != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
             return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
         case (.sessionLayout, _):
             guard let session else { throw Problem.notFound("session does not exist") }
@@ -151,9 +153,9 @@ final class APIHandler: HTTPHandler {
 
     private func postLayout(_ body: [UInt8]) throws -> HTTPResponse {
         let layout = try JSONReader.read(body) { r in
-            let layout = try LayoutDecoder(maxItems: maxItems).decode(&r)
+            let layout = try LayoutDecoder(maxItems: maxItems).decodeDeferringInvalid(&r)
             try r.finish()
-            return layout
+            return try layout.get()
         }
         let (stored, created) = try layouts.store(layout, retain: false)
         var w = JSONWriter(capacity: 128)
@@ -305,6 +307,17 @@ final class APIHandler: HTTPHandler {
 
     static func json(_ status: Int, _ body: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+    }
+
+    /// The header's bytes with an ASCII-case-insensitive `Bearer` scheme spelled `Bearer`
+    /// (RFC 9110 §11.1: the scheme is case-insensitive; the token is not).
+    static func normalizingScheme(_ authorization: String) -> [UInt8] {
+        var bytes = Array(authorization.utf8)
+        let scheme = Array("Bearer ".utf8)
+        if bytes.count >= scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
+            bytes.replaceSubrange(0..<scheme.count, with: scheme)
+        }
+        return bytes
     }
 
     /// Compares without an early exit, so response time does not reveal how much of a token matched.

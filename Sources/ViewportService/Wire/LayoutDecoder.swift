@@ -9,7 +9,19 @@ import ViewportCore
 struct LayoutDecoder {
     let maxItems: Int
 
-    func decode(_ r: inout JSONReader) throws -> Layout {
+    /// Decodes a layout, throwing only what comes before 422 in API.md's order (413, 400). A
+    /// semantic error (422) is returned as the failure, for the caller to throw once the rest of
+    /// the body is read: a syntax error after the layout object (trailing bytes, a malformed
+    /// field of the session body that holds it) must still answer 400.
+    func decodeDeferringInvalid(_ r: inout JSONReader) throws -> Result<Layout, Problem> {
+        do {
+            return .success(try decodeLayout(&r))
+        } catch let problem as Problem where problem.status == 422 {
+            return .failure(problem)
+        }
+    }
+
+    private func decodeLayout(_ r: inout JSONReader) throws -> Layout {
         var builder = LayoutBuilder(maxItems: maxItems)
         var invalid: Problem?
         var sawItems = false

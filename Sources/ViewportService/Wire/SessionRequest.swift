@@ -7,7 +7,7 @@ struct SessionRequest: Sendable {
 
     static func decode(_ bytes: [UInt8], maxItems: Int) throws -> SessionRequest {
         try JSONReader.read(bytes) { r in
-            var layout: LayoutReference?
+            var layout: Result<LayoutReference, Problem>?
             var viewport: Size?
             var configuration = SessionConfiguration(viewport: .zero)
             guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a session object") }
@@ -25,8 +25,10 @@ struct SessionRequest: Sendable {
             try r.finish()
             guard let layout else { throw JSONReader.missingField("layout") }
             guard let viewport else { throw JSONReader.missingField("viewport") }
+            // An invalid inline layout (422) only now that the whole body is known to be well-formed.
+            let reference = try layout.get()
             configuration.viewport = viewport
-            return SessionRequest(layout: layout, configuration: configuration)
+            return SessionRequest(layout: reference, configuration: configuration)
         }
     }
 
