@@ -111,6 +111,24 @@ offsets = (0..<500_000).map { contentHeight / 3 + Double($0 % 20_000) * 120 }
 let fling = try runTrace(offsets)
 line("flings (120 pt steps): updates/s", "\(fmt(fling.rate / 1e6, 3)) M")
 
+// Layout swap: 30 items prepended above a 1M-item feed, anchored on the visible items.
+do {
+    t0 = now()
+    var prepended = LayoutBuilder(expectedCount: layout.count + 30)
+    for k in 0..<30 { try prepended.append(id: "history-\(k)", rect: Rect(x: 5, y: Double(k) * 100, width: 365, height: 90), reuse: "card") }
+    for i in 0..<layout.count {
+        var r = layout.rects[i]
+        r.y += 3000
+        try prepended.append(id: layout.id(at: i), rect: r, reuse: layout.reuseName(of: i))
+    }
+    let next = try prepended.build()
+    let buildSeconds = now() - t0
+    var session = try ViewportSession(layout: layout, configuration: SessionConfiguration(viewport: viewport, offset: Point(x: 0, y: contentHeight / 2)))
+    t0 = now()
+    let plan = try session.changeLayout(to: next, anchor: .visible)
+    line("layout swap, 1M items (diff only)", "\(fmt((now() - t0) * 1e6, 1)) µs  (\(plan.move.count) moved, new layout built in \(fmt(buildSeconds * 1000, 0)) ms)")
+}
+
 // Bytes per session: many sessions with ~15 items shown, each scrolled a little so pools exist.
 do {
     let sessionCount = 10_000
