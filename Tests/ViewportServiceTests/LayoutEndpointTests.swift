@@ -235,6 +235,14 @@ import ViewportTestSupport
             #expect(try client.post("/v1/layouts", layoutJSON(listItems(4))).status == 201)
         }
     }
+
+    @Test func layoutLargerThanTheWholeItemBudgetAnswers413() throws {
+        try withService({ $0.layouts.maxTotalItems = 10 }) { service in
+            let client = try service.connect()
+            _ = try client.post("/v1/layouts", layoutJSON(listItems(11))).problem(413)
+            #expect(try client.get("/metrics").text.contains("viewportd_layouts 0"))
+        }
+    }
 }
 
 @Suite struct LayoutIdentityTests {

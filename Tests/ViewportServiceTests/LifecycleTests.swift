@@ -46,6 +46,9 @@ import ViewportTestSupport
             _ = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#)
             _ = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[1,1]}"#).problem(429)
             Thread.sleep(forTimeInterval: 0.35)
+            // Unused layouts expire after the idle timeout too: post it again (same id) as a client
+            // that got 422 for an unknown layout would.
+            #expect(try client.postLayout(layoutJSON(listItems(10))) == layout)
             _ = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#)
             let metrics = try client.get("/metrics").text
             #expect(metrics.contains("viewportd_sessions 1"))

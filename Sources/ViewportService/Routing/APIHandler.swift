@@ -45,7 +45,8 @@ final class APIHandler: HTTPHandler {
     }
 
     func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {
-        Problem(status: 503, detail: "viewportd is shutting down").response
+        metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 503, nanoseconds: 0)
+        return Problem(status: 503, detail: "viewportd is shutting down").response
     }
 
     // MARK: Dispatch

@@ -47,7 +47,8 @@ final class LayoutStore: Sendable {
                 return .success((entry.layout, false))
             }
             guard layout.count <= maxTotalItems else {
-                return .failure(.capacity("layout: \(layout.count) items exceed the store's budget of \(maxTotalItems) items"))
+                // It could never fit, however much is evicted: too large, not "try later".
+                return .failure(.tooLarge("items: \(layout.count) items exceed the store's whole budget of \(maxTotalItems) (layouts.maxTotalItems)"))
             }
             while state.entries.count >= maxLayouts || state.totalItems + layout.count > maxTotalItems {
                 guard Self.evictLeastRecentlyUsed(&state) else {

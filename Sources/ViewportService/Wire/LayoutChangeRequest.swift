@@ -8,7 +8,7 @@ struct LayoutChangeRequest: Sendable {
 
     static func decode(_ bytes: [UInt8], maxItems: Int) throws -> LayoutChangeRequest {
         try JSONReader.read(bytes) { r in
-            var layout: LayoutReference?
+            var layout: Result<LayoutReference, Problem>?
             var anchor = LayoutAnchor.none
             var seq: UInt64?
             guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a layout change object") }
@@ -27,7 +27,8 @@ struct LayoutChangeRequest: Sendable {
             }
             try r.finish()
             guard let layout else { throw JSONReader.missingField("layout") }
-            return LayoutChangeRequest(layout: layout, anchor: anchor, seq: seq)
+            // An invalid inline layout (422) only now that the whole body is known to be well-formed.
+            return LayoutChangeRequest(layout: try layout.get(), anchor: anchor, seq: seq)
         }
     }
 }
