@@ -13,7 +13,7 @@ enum OpenAPIDocument {
     "title": "viewportd API",
     "version": "1",
     "summary": "Plans which views a scroll view must create, reuse, recycle or discard as its viewport moves.",
-    "description": "The normative contract is API.md; this document describes API v1 as served.\n\n- Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).\n- Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.\n- Unknown JSON fields, missing required fields, arrays of the wrong length and values outside an enumeration are rejected (400), naming the field.\n- Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.\n- A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.\n- Authorization is optional: when `auth.token` is configured, every path but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise).\n- Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some."
+    "description": "The normative contract is API.md; this document describes API v1 as served.\n\n- Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).\n- Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.\n- Unknown JSON fields, missing required fields, arrays of the wrong length and values outside an enumeration are rejected (400), naming the field.\n- Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.\n- A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.\n- Authorization is optional: when `auth.token` is configured, every path but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise).\n- Request bodies list valid requests under `examples` and rejected ones (which break the schema) under `x-invalid-examples`; a request example and the response example it produces share a name.\n- Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some."
   },
   "servers": [
     {
@@ -178,6 +178,33 @@ enum OpenAPIDocument {
                     ]
                   }
                 },
+                "duplicateId": {
+                  "summary": "Two items with the same id (422)",
+                  "value": {
+                    "items": [
+                      {
+                        "id": "a",
+                        "rect": [
+                          0,
+                          0,
+                          1,
+                          1
+                        ]
+                      },
+                      {
+                        "id": "a",
+                        "rect": [
+                          0,
+                          0,
+                          1,
+                          1
+                        ]
+                      }
+                    ]
+                  }
+                }
+              },
+              "x-invalid-examples": {
                 "unknownField": {
                   "summary": "An unknown field in an item (400)",
                   "value": {
@@ -220,31 +247,6 @@ enum OpenAPIDocument {
                           0,
                           0,
                           -1,
-                          1
-                        ]
-                      }
-                    ]
-                  }
-                },
-                "duplicateId": {
-                  "summary": "Two items with the same id (422)",
-                  "value": {
-                    "items": [
-                      {
-                        "id": "a",
-                        "rect": [
-                          0,
-                          0,
-                          1,
-                          1
-                        ]
-                      },
-                      {
-                        "id": "a",
-                        "rect": [
-                          0,
-                          0,
-                          1,
                           1
                         ]
                       }
@@ -447,7 +449,7 @@ enum OpenAPIDocument {
                       "type": "about:blank",
                       "title": "Content Too Large",
                       "status": 413,
-                      "detail": "items: more than 4 items (layouts.maxItems)"
+                      "detail": "items: more than 16 items (layouts.maxItems)"
                     }
                   }
                 }
@@ -802,12 +804,6 @@ enum OpenAPIDocument {
                     ]
                   }
                 },
-                "missingViewport": {
-                  "summary": "Without the required viewport (400)",
-                  "value": {
-                    "layout": "f660d0b1d95de588b25c3bdeb5527e56"
-                  }
-                },
                 "unknownLayout": {
                   "summary": "A layout id no stored layout has (422)",
                   "value": {
@@ -816,6 +812,14 @@ enum OpenAPIDocument {
                       375,
                       300
                     ]
+                  }
+                }
+              },
+              "x-invalid-examples": {
+                "missingViewport": {
+                  "summary": "Without the required viewport (400)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56"
                   }
                 },
                 "negativeViewport": {
@@ -1582,7 +1586,9 @@ enum OpenAPIDocument {
                     ],
                     "seq": 5
                   }
-                },
+                }
+              },
+              "x-invalid-examples": {
                 "unknownPhase": {
                   "summary": "A phase outside the enumeration (400)",
                   "value": {
@@ -1617,13 +1623,15 @@ enum OpenAPIDocument {
                   "summary": "Two updates, one per line",
                   "value": "{\"offset\":[0,100],\"seq\":2}\n{\"offset\":[0,0],\"phase\":\"idle\",\"seq\":3}\n"
                 },
-                "streamBadLine": {
-                  "summary": "A stream whose second line has an unknown field: the first update stays applied",
-                  "value": "{\"offset\":[0,200],\"seq\":4}\n{\"offset\":[0,0],\"sq\":5}\n{\"offset\":[0,0]}\n"
-                },
                 "emptyStream": {
                   "summary": "An empty stream answers no lines",
                   "value": ""
+                }
+              },
+              "x-invalid-examples": {
+                "streamBadLine": {
+                  "summary": "A stream whose second line has an unknown field: the first update stays applied",
+                  "value": "{\"offset\":[0,200],\"seq\":4}\n{\"offset\":[0,0],\"sq\":5}\n{\"offset\":[0,0]}\n"
                 }
               }
             }
