@@ -9,13 +9,24 @@ import Foundation
 import Logging
 import ViewportService
 
-// Block the stop signals before any thread starts, so every thread inherits the mask and the
-// signals wait for `sigwait` below instead of killing the process mid-request.
-var stopSignals = sigset_t()
-sigemptyset(&stopSignals)
-sigaddset(&stopSignals, SIGTERM)
-sigaddset(&stopSignals, SIGINT)
-pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+// The stop signals are caught by a handler that writes the signal's number to a pipe; the main
+// code waits on the pipe. (Blocking them and calling `sigwait` does not work here: with an async
+// top-level, the main thread runs the dispatch main queue with the signals unblocked, so SIGTERM
+// took its default action and killed the process mid-request with status 143.)
+var stopPipe: [Int32] = [-1, -1]
+guard pipe(&stopPipe) == 0 else { fatalError("viewportd: pipe: errno \(errno)") }
+nonisolated(unsafe) var stopPipeWriteEnd: Int32 = stopPipe[1]
+for stopSignal in [SIGTERM, SIGINT] {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { signal in
+        // Only async-signal-safe calls here.
+        var byte = UInt8(truncatingIfNeeded: signal)
+        _ = write(stopPipeWriteEnd, &byte, 1)
+    }
+    sigemptyset(&action.sa_mask)
+    action.sa_flags = SA_RESTART
+    sigaction(stopSignal, &action, nil)
+}
 
 if CommandLine.arguments.contains("--help") || CommandLine.arguments.contains("-h") {
     print(ServiceConfiguration.usage)
@@ -48,8 +59,8 @@ do {
     exit(1)
 }
 
-var received: Int32 = 0
-sigwait(&stopSignals, &received)
+var received: UInt8 = 0
+while read(stopPipe[0], &received, 1) != 1 {}
 logger.info("received signal \(received), stopping: finishing in-flight requests")
 server.stop()
 logger.info("stopped")

@@ -9,6 +9,9 @@ struct LayoutTests {
         try builder.append(id: String(repeating: "é", count: 128), rect: .zero)  // 256 bytes is fine
         #expect(throws: LayoutError.negativeSize(index: 1, id: "n")) { try builder.append(id: "n", rect: Rect(x: 0, y: 0, width: -1, height: 1)) }
         #expect(throws: LayoutError.nonFiniteRect(index: 1, id: "f")) { try builder.append(id: "f", rect: Rect(x: .infinity, y: 0, width: 1, height: 1)) }
+        #expect(throws: LayoutError.extentOverflow(index: 1, id: "o")) {
+            try builder.append(id: "o", rect: Rect(x: 0, y: 1.7976931348623157e308, width: 1, height: 1.0e307))
+        }
         #expect(throws: LayoutError.invalidContentSize(Size(width: -1, height: 0))) { try builder.setContentSize(Size(width: -1, height: 0)) }
         try builder.append(id: "a", rect: .zero)
         try builder.append(id: "a", rect: .zero)

@@ -31,6 +31,9 @@ public struct LayoutBuilder: Sendable {
         guard rect.width >= 0, rect.height >= 0 else {
             throw .negativeSize(index: index, id: String(decoding: id, as: UTF8.self))
         }
+        guard (rect.x + rect.width).isFinite, (rect.y + rect.height).isFinite else {
+            throw .extentOverflow(index: index, id: String(decoding: id, as: UTF8.self))
+        }
         ids.append(id)
         rects.append(rect)
         reuseClasses.append(reuseClass(for: reuse))

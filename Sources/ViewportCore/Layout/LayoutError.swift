@@ -4,6 +4,9 @@ public enum LayoutError: Error, Hashable, Sendable, CustomStringConvertible {
     case emptyID(index: Int)
     case idTooLong(index: Int, bytes: Int)
     case nonFiniteRect(index: Int, id: String)
+    /// `x + width` or `y + height` is beyond the range of a double: the item's far edge (and the
+    /// default content size) would be infinite.
+    case extentOverflow(index: Int, id: String)
     case negativeSize(index: Int, id: String)
     case duplicateID(id: String, first: Int, second: Int)
     case invalidContentSize(Size)
@@ -17,6 +20,8 @@ public enum LayoutError: Error, Hashable, Sendable, CustomStringConvertible {
             return "items[\(index)].id: \(bytes) bytes of UTF-8, at most \(Layout.maxIDBytes) allowed"
         case .nonFiniteRect(let index, let id):
             return "items[\(index)].rect (id \"\(id)\"): every number must be finite"
+        case .extentOverflow(let index, let id):
+            return "items[\(index)].rect (id \"\(id)\"): x + width and y + height must be finite numbers"
         case .negativeSize(let index, let id):
             return "items[\(index)].rect (id \"\(id)\"): width and height must not be negative"
         case .duplicateID(let id, let first, let second):

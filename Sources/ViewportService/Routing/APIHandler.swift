@@ -92,6 +92,9 @@ final class APIHandler: HTTPHandler {
             let body = metrics.render(sessions: sessions.count, layouts: layouts.count)
             let response = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(body))
             return .respond(record(response, head: head, route: label, started: started))
+        case (.openapi, _):
+            let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(OpenAPIDocument.bytes))
+            return .respond(record(response, head: head, route: label, started: started))
         case (.layouts, _):
             return collect(head, route: label, started: started) { try self.postLayout($0) }
         case (.layout(let id), _):

@@ -3,6 +3,8 @@
 enum Route: Equatable, Sendable {
     case healthz
     case metrics
+    /// `GET /openapi.json`: the OpenAPI document of API v1.
+    case openapi
     case layouts
     case layout(id: String)
     case sessions
@@ -17,6 +19,7 @@ enum Route: Equatable, Sendable {
         switch (parts.count, parts[1]) {
         case (2, "healthz"): self = .healthz
         case (2, "metrics"): self = .metrics
+        case (2, "openapi.json"): self = .openapi
         case (3, "v1") where parts[2] == "layouts": self = .layouts
         case (3, "v1") where parts[2] == "sessions": self = .sessions
         case (4, "v1") where parts[2] == "layouts": self = .layout(id: String(parts[3]))
@@ -32,6 +35,7 @@ enum Route: Equatable, Sendable {
         switch self {
         case .healthz: return "/healthz"
         case .metrics: return "/metrics"
+        case .openapi: return "/openapi.json"
         case .layouts: return "/v1/layouts"
         case .layout: return "/v1/layouts/{id}"
         case .sessions: return "/v1/sessions"
@@ -44,7 +48,7 @@ enum Route: Equatable, Sendable {
     /// Methods the path answers, for 405's `Allow`.
     var allowedMethods: [String] {
         switch self {
-        case .healthz, .metrics, .layout: return ["GET"]
+        case .healthz, .metrics, .openapi, .layout: return ["GET"]
         case .layouts, .sessions, .sessionViewport: return ["POST"]
         case .session: return ["GET", "DELETE"]
         case .sessionLayout: return ["PUT"]

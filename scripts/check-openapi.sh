@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# CI for the OpenAPI document (called from .ci/run):
+#   1. openapi-spec-validator on openapi/viewportd.openapi.json;
+#   2. the embedded copy (Sources/ViewportService/API/OpenAPIDocument.swift) is up to date;
+#   3. scripts/openapi-conformance.py: every documented example against the running service;
+#   4. scripts/fuzz.sh: schemathesis with every check on.
+# Each step installs what it needs with pip only when it is missing. Uses $VIEWPORTD, or builds
+# .build-openapi/debug/viewportd when it is not there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v openapi-spec-validator >/dev/null 2>&1; then
+    echo "check-openapi: installing openapi-spec-validator with pip"
+    python3 -m pip install -q openapi-spec-validator
+fi
+
+echo "== openapi-spec-validator"
+openapi-spec-validator openapi/viewportd.openapi.json
+
+echo "== embedded document"
+scripts/embed-openapi.sh --check
+
+if [[ -z ${VIEWPORTD:-} ]]; then
+    export VIEWPORTD=$PWD/.build-openapi/debug/viewportd
+    if [[ ! -x $VIEWPORTD ]]; then
+        echo "== building viewportd (debug)"
+        swift build --scratch-path .build-openapi --product viewportd
+    fi
+fi
+
+echo "== conformance ($VIEWPORTD)"
+python3 scripts/openapi-conformance.py --binary "$VIEWPORTD"
+
+echo "== fuzz"
+scripts/fuzz.sh
