@@ -52,12 +52,21 @@ let logger = Logger(label: "viewportd")
 logger.debug("configuration: \(configuration)")
 
 let server = ViewportServer(configuration: configuration, logger: logger)
+// libmicrohttpd's threads (and the sweeper) inherit the mask of the thread that starts them:
+// block the stop signals while they start, so a signal never interrupts a worker mid-request;
+// then unblock them here, where the handler above takes them.
+var stopSignals = sigset_t()
+sigemptyset(&stopSignals)
+sigaddset(&stopSignals, SIGTERM)
+sigaddset(&stopSignals, SIGINT)
+pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 do {
     try server.start()
 } catch {
     logger.critical("cannot start: \(error)")
     exit(1)
 }
+pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
 
 var received: UInt8 = 0
 while read(stopPipe[0], &received, 1) != 1 {}
