@@ -19,8 +19,12 @@ public struct Plan: Hashable, Sendable {
     public var reuse: [ReuseEntry] = []
     /// Items that entered and need a new view.
     public var create: [PlanEntry] = []
-    /// Helper outputs; nil when there are none.
-    private(set) var extras: PlanExtras?
+    /// Helper outputs; nil when there are none. Boxed so that a plan without them stays the size
+    /// of the view lists (plans are copied on every update).
+    private var box: PlanExtras.Box?
+
+    /// The helper outputs, nil when there are none.
+    var extras: PlanExtras? { box?.value }
 
     public init(seq: UInt64, offset: Point) {
         self.seq = seq
@@ -33,10 +37,24 @@ public struct Plan: Hashable, Sendable {
     /// Changes the helper outputs in place.
     @inline(__always)
     mutating func updateExtras(_ body: (inout PlanExtras) -> Void) {
-        var e = extras ?? PlanExtras()
-        extras = nil
+        var e = box?.value ?? PlanExtras()
         body(&e)
-        extras = e == .empty ? nil : e
+        box = e == .empty ? nil : PlanExtras.Box(e)
+    }
+
+    public static func == (a: Plan, b: Plan) -> Bool {
+        a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard
+            && a.reuse == b.reuse && a.create == b.create && a.extras == b.extras
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(seq)
+        hasher.combine(offset)
+        hasher.combine(recycle)
+        hasher.combine(discard)
+        hasher.combine(reuse)
+        hasher.combine(create)
+        hasher.combine(extras)
     }
 
     // MARK: Paging

@@ -3,6 +3,12 @@
 struct PlanExtras: Hashable, Sendable {
     static let empty = PlanExtras()
 
+    /// An immutable box, so a `Plan` holds one reference (nil without helper outputs).
+    final class Box: Sendable {
+        let value: PlanExtras
+        init(_ value: PlanExtras) { self.value = value }
+    }
+
     var target: Point?
     var page: Int?
     var prefetch: [Int] = []

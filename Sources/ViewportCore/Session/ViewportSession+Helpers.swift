@@ -84,7 +84,7 @@ extension ViewportSession {
         if !links.isEmpty { extras.linked = linkedOffsets() }
 
         if let loop {
-            extras.placements = placements(of: entering, in: loop)
+            extras.placements = place(leaving: leaving, entering: entering, in: loop)
             if phase == .idle { extras.recenter = recenter(loop) }
         }
 

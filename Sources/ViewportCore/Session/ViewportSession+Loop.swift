@@ -41,16 +41,17 @@ extension ViewportSession {
         }
     }
 
-    /// Where the views of entering items go when that is a copy of the item rather than its
-    /// layout rect, in the coordinates of the current offset.
-    /// - Complexity: O(e) for e entering items.
-    func placements(of entering: [Int], in loop: LoopSpace) -> [Placement] {
+    /// Records which copy each entering item's view shows, and answers the placements of those
+    /// that are not at their layout rect, in the coordinates of the current offset.
+    /// - Complexity: O(l + e) for l leaving and e entering items.
+    mutating func place(leaving: [Int], entering: [Int], in loop: LoopSpace) -> [Placement] {
+        for item in leaving { loopShifts[item] = nil }
         var placed: [Placement] = []
         for item in entering {
             let rect = layout.rects[item]
-            if let shift = loop.copyShift(of: rect, in: region), shift != 0 {
-                placed.append(Placement(item: item, rect: loop.moved(rect, by: shift)))
-            }
+            let shift = loop.copyShift(of: rect, in: region) ?? 0
+            loopShifts[item] = shift
+            if shift != 0 { placed.append(Placement(item: item, rect: loop.moved(rect, by: shift))) }
         }
         return placed
     }
@@ -64,6 +65,7 @@ extension ViewportSession {
         offset = axis.setting(axis.component(of: offset) + shift, in: offset)
         region = Region(offset: offset, viewport: viewport, buffer: buffer)
         if let begin = dragBegin { dragBegin = axis.setting(axis.component(of: begin) + shift, in: begin) }
+        for (item, copy) in loopShifts { loopShifts[item] = copy + shift }
         return axis.setting(shift, in: .zero)
     }
 }

@@ -46,6 +46,8 @@ public struct ViewportSession: Sendable {
     let links: [(name: String, view: LinkedScrollView)]
     /// The looping content, nil when the session does not loop.
     let loop: LoopSpace?
+    /// With `loop`: item → the shift of the copy its view shows (empty without `loop`).
+    var loopShifts: [Int: Double] = [:]
     /// Whether some helper needs work after every update.
     let usesHelpers: Bool
 
@@ -91,7 +93,14 @@ public struct ViewportSession: Sendable {
     ///   own queries (see `finishPlan`); a looping session is O(log n + k log k) for k shown items.
     public mutating func apply(_ update: ViewportUpdate) throws(SessionError) -> Plan {
         let newViewport = update.size ?? viewport
-        let newOffset = try validate(update, viewport: newViewport)
+        let newOffset: Point
+        if case .offset(let point) = update.destination, update.size == nil, update.velocity == nil,
+            update.select == nil, loop == nil, point.isFinite
+        {
+            newOffset = point  // the common case: nothing more to check
+        } else {
+            newOffset = try validate(update, viewport: newViewport)
+        }
         if let sent = update.seq {
             if sent == seq { return lastPlan }
             guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
@@ -120,10 +129,15 @@ public struct ViewportSession: Sendable {
             abs(newRegion.minY - region.minY), abs(newRegion.maxY - region.maxY))
         let leaving: [Int]
         let entering: [Int]
-        if loop != nil {
-            // Periodic content: compare the shown items with the ones at the new region.
-            leaving = shown.keys.filter { !isMember($0, of: newRegion) }.sorted()
-            entering = items(in: newRegion).filter { shown[$0] == nil }
+        if let loop {
+            // Periodic content: compare the shown items with the ones at the new region. An item
+            // whose view must move to another copy of it (a jump) leaves and enters again.
+            let moving = shown.keys.filter { item in
+                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != loopShifts[item] } ?? true
+            }
+            leaving = moving.sorted()
+            let movingSet = Set(moving)
+            entering = items(in: newRegion).filter { shown[$0] == nil || movingSet.contains($0) }
         } else if sameX != sameY && moved < SafeWindow.lookahead {
             // A drag along one axis: two queries around the moving edges find what changed and
             // measure the next safe window.
