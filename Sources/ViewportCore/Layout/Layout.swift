@@ -20,6 +20,8 @@ public final class Layout: Sendable {
     public let index: SpatialIndex
     /// Content address: lowercase hex of the first 16 bytes of a SHA-256 over the canonical form.
     public let digest: String
+    /// Per-axis summaries, made on first use (`axisSummary(_:)`).
+    let axisCache = AxisSummaryCache()
 
     init(
         ids: ItemIDTable, rects: ContiguousArray<Rect>, reuseClasses: ContiguousArray<Int32>,

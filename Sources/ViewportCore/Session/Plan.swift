@@ -1,35 +1,15 @@
-/// An item and the view handle that shows (or showed) it.
-public struct PlanEntry: Hashable, Sendable {
-    /// Item position in the layout the plan refers to.
-    public var item: Int
-    public var view: Int
-
-    public init(item: Int, view: Int) {
-        self.item = item
-        self.view = view
-    }
-}
-
-/// An entering item bound to a pooled view.
-public struct ReuseEntry: Hashable, Sendable {
-    public var item: Int
-    public var view: Int
-    /// False when the view last showed this same item: nothing to reload.
-    public var rebind: Bool
-
-    public init(item: Int, view: Int, rebind: Bool) {
-        self.item = item
-        self.view = view
-        self.rebind = rebind
-    }
-}
-
 /// What a client must do to its views for one update, as a delta from the previous state.
 ///
 /// The client applies `recycle` and `discard` before `reuse` and `create`. Every list is in layout
 /// order. Items are positions in the session's layout.
-public struct Plan: Equatable, Sendable {
+///
+/// Besides the views, a plan carries the outputs of paging (`target`, `page`) and of the scrolling
+/// helpers (`prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `selected`) and of
+/// `loop` (`placements`, `recenter`); each is empty or nil when it has nothing to say.
+public struct Plan: Hashable, Sendable {
     public var seq: UInt64
+    /// The offset the plan was made at (for `scrollTo`, the resulting offset); rects of entering
+    /// items are in this offset's coordinates.
     public var offset: Point
     /// Items that left; their views go into the reuse pool of their identifier.
     public var recycle: [PlanEntry] = []
@@ -43,6 +23,15 @@ public struct Plan: Equatable, Sendable {
     public var move: [PlanEntry] = []
     /// After a layout change: the layout `recycle` and `discard` refer to (the previous one).
     public var previousLayout: Layout?
+    /// Helper outputs; nil when there are none. Boxed so that a plan without them stays the size
+    /// of the view lists (plans are copied on every update).
+    private var box: PlanExtras.Box?
+
+    /// The helper outputs, nil when there are none.
+    var extras: PlanExtras? { box?.value }
+
+    /// Whether any paging, helper or loop output is set (cheap: one pointer test).
+    public var hasExtras: Bool { box != nil }
 
     public init(seq: UInt64, offset: Point) {
         self.seq = seq
@@ -52,8 +41,112 @@ public struct Plan: Equatable, Sendable {
     /// True when the plan asks the client to do nothing to its views.
     public var isEmpty: Bool { recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty && move.isEmpty }
 
+    /// Changes the helper outputs in place.
+    @inline(__always)
+    mutating func updateExtras(_ body: (inout PlanExtras) -> Void) {
+        var e = box?.value ?? PlanExtras()
+        body(&e)
+        box = e == .empty ? nil : PlanExtras.Box(e)
+    }
+
     public static func == (a: Plan, b: Plan) -> Bool {
-        a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard && a.reuse == b.reuse
-            && a.create == b.create && a.move == b.move && a.previousLayout === b.previousLayout
+        a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard
+            && a.reuse == b.reuse && a.create == b.create && a.extras == b.extras && a.move == b.move
+            && a.previousLayout === b.previousLayout
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(seq)
+        hasher.combine(offset)
+        hasher.combine(recycle)
+        hasher.combine(discard)
+        hasher.combine(reuse)
+        hasher.combine(create)
+        hasher.combine(extras)
+        hasher.combine(move)
+        hasher.combine(previousLayout.map(ObjectIdentifier.init))
+    }
+
+    // MARK: Paging
+
+    /// `target`: where a drag comes to rest; on `drag-end` plans only.
+    public var target: Point? {
+        get { extras?.target }
+        set { updateExtras { $0.target = newValue } }
+    }
+
+    /// `page`: the page of `target` in the modes `page` and `snap` (with `loop`, in
+    /// `0 ..< pages`).
+    public var page: Int? {
+        get { extras?.page }
+        set { updateExtras { $0.page = newValue } }
+    }
+
+    // MARK: Helpers
+
+    /// `prefetch`: items predicted to be materialized soon, each listed once while predicted.
+    public var prefetch: [Int] {
+        get { extras?.prefetch ?? [] }
+        set { updateExtras { $0.prefetch = newValue } }
+    }
+
+    /// `cancelPrefetch`: items predicted earlier that no longer are and did not enter.
+    public var cancelPrefetch: [Int] {
+        get { extras?.cancelPrefetch ?? [] }
+        set { updateExtras { $0.cancelPrefetch = newValue } }
+    }
+
+    /// `load`: items whose heavy content should be loaded now.
+    public var load: [Int] {
+        get { extras?.load ?? [] }
+        set { updateExtras { $0.load = newValue } }
+    }
+
+    /// `enter`: items that came into the screen region, with their enter counts.
+    public var enter: [ExposureEntry] {
+        get { extras?.enter ?? [] }
+        set { updateExtras { $0.enter = newValue } }
+    }
+
+    /// `leave`: items that went out of the screen region.
+    public var leave: [Int] {
+        get { extras?.leave ?? [] }
+        set { updateExtras { $0.leave = newValue } }
+    }
+
+    /// `linked`: each follower's offset, by name in ascending order.
+    public var linked: [LinkedOffset] {
+        get { extras?.linked ?? [] }
+        set { updateExtras { $0.linked = newValue } }
+    }
+
+    /// The session's selected item: `create` and `reuse` entries of it carry `"selected": true`.
+    public var selected: Int? {
+        get { extras?.selected }
+        set { updateExtras { $0.selected = newValue } }
+    }
+
+    // MARK: Loop
+
+    /// With `loop`: entering items whose view goes to a copy of the item, not its layout rect.
+    public var placements: [Placement] {
+        get { extras?.placements ?? [] }
+        set { updateExtras { $0.placements = newValue } }
+    }
+
+    /// With `loop`: after applying the plan, the client adds `recenter` to its content offset and to
+    /// the position of every view it shows (the picture does not change: `recenter` is a whole
+    /// number of periods along the loop axis). Nil when nothing is to move.
+    public var recenter: Point? {
+        get { extras?.recenter }
+        set { updateExtras { $0.recenter = newValue } }
+    }
+
+    /// Where the view of `item` (entering in this plan) goes, in the coordinates of `offset`: its
+    /// layout rect, or its `placements` rect in a looping session.
+    /// - Complexity: O(p) for p placements (at most the entering items).
+    public func rect(of item: Int, in layout: Layout) -> Rect {
+        if let placed = extras?.placements.first(where: { $0.item == item }) { return placed.rect }
+        return layout.rects[item]
     }
 }

@@ -1,4 +1,5 @@
-/// How a session starts: viewport, offset, buffer, insets and pool caps.
+/// How a session starts: viewport, offset, buffer, insets and pool caps, paging, and the scrolling
+/// helpers (all off by default; a helper that is off costs nothing).
 public struct SessionConfiguration: Hashable, Sendable {
     public var viewport: Size
     public var offset: Point
@@ -6,18 +7,40 @@ public struct SessionConfiguration: Hashable, Sendable {
     public var buffer: Double
     public var insets: Insets
     public var pool: PoolCaps
+    /// Where drags come to rest (`paging`).
+    public var paging: PagingOptions
+    /// `prefetch`: seconds of velocity to look ahead, or nil for off.
+    public var prefetch: Double?
+    /// `lazyLoad`: list the items whose heavy content should load now under `load`.
+    public var lazyLoad: Bool
+    /// `exposure`: list items entering and leaving the screen region under `enter` and `leave`.
+    public var exposure: Bool
+    /// `links`: follower scroll views by name; every plan carries their offsets under `linked`.
+    public var links: [String: LinkedScrollView]
+    /// `loop`: the content repeats endlessly along the paging axis (see `LoopSpace` and
+    /// docs/loop.md).
+    public var loop: Bool
 
     public init(
-        viewport: Size, offset: Point = .zero, buffer: Double = 20, insets: Insets = .zero, pool: PoolCaps = PoolCaps()
+        viewport: Size, offset: Point = .zero, buffer: Double = 20, insets: Insets = .zero, pool: PoolCaps = PoolCaps(),
+        paging: PagingOptions = PagingOptions(), prefetch: Double? = nil, lazyLoad: Bool = false, exposure: Bool = false,
+        links: [String: LinkedScrollView] = [:], loop: Bool = false
     ) {
         self.viewport = viewport
         self.offset = offset
         self.buffer = buffer
         self.insets = insets
         self.pool = pool
+        self.paging = paging
+        self.prefetch = prefetch
+        self.lazyLoad = lazyLoad
+        self.exposure = exposure
+        self.links = links
+        self.loop = loop
     }
 
-    /// Checks every value; the error names the field.
+    /// Checks every value that does not depend on the layout; the error names the field.
+    /// (`loop` is checked against the layout when the session opens.)
     public func validate() throws(SessionError) {
         guard viewport.isValidExtent else {
             throw .invalid(field: "viewport", reason: "width and height must be finite and not negative")
@@ -26,8 +49,23 @@ public struct SessionConfiguration: Hashable, Sendable {
         guard buffer.isFinite, buffer >= 0 else { throw .invalid(field: "buffer", reason: "must be finite and not negative") }
         guard insets.isFinite else { throw .invalid(field: "insets", reason: "must be finite") }
         if let max = pool.max, max < 0 { throw .invalid(field: "pool.max", reason: "must not be negative") }
-        for (name, cap) in pool.perReuse where cap < 0 {
+        for (name, cap) in pool.perReuse.sorted(by: { $0.key < $1.key }) where cap < 0 {
             throw .invalid(field: "pool.perReuse.\(name)", reason: "must not be negative")
         }
+        try paging.validate()
+        if let prefetch, !(prefetch.isFinite && prefetch >= 0) {
+            throw .invalid(field: "prefetch", reason: "must be finite and not negative")
+        }
+        for (name, link) in links.sorted(by: { $0.key < $1.key }) {
+            guard link.viewport.isValidExtent else {
+                throw .invalid(field: "links.\(name).viewport", reason: "width and height must be finite and not negative")
+            }
+            guard link.contentSize.isValidExtent else {
+                throw .invalid(field: "links.\(name).contentSize", reason: "width and height must be finite and not negative")
+            }
+        }
     }
+
+    /// Whether any option needs work after the views are planned.
+    var usesHelpers: Bool { prefetch != nil || lazyLoad || exposure || !links.isEmpty || loop }
 }

@@ -36,6 +36,25 @@ public struct ViewportSession: Sendable {
     /// change), by class `layout.reuseNames.count + k`.
     var extraReuseNames: [String] = []
 
+    // Paging and the scrolling helpers (see `ViewportSession+Helpers.swift`). A helper that is off
+    // is nil or empty and costs nothing.
+    public let paging: PagingOptions
+    /// The offset of the last `drag-begin` not yet answered by a `drag-end` (`b`).
+    var dragBegin: Point?
+    /// The selected item (`select`).
+    public internal(set) var selected: Int?
+    var prefetcher: Prefetcher?
+    var lazyLoader: LazyLoader?
+    var exposureTracker: ExposureTracker?
+    /// Followers of `links`, by name in ascending order.
+    let links: [(name: String, view: LinkedScrollView)]
+    /// The looping content, nil when the session does not loop.
+    let loop: LoopSpace?
+    /// With `loop`: item → the shift of the copy its view shows (empty without `loop`).
+    var loopShifts: [Int: Double] = [:]
+    /// Whether some helper needs work after every update.
+    let usesHelpers: Bool
+
     /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
         try configuration.validate()
@@ -47,35 +66,65 @@ public struct ViewportSession: Sendable {
         self.poolCaps = configuration.pool
         self.region = Region(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer)
         self.lastPlan = Plan(seq: 0, offset: configuration.offset)
+        self.paging = configuration.paging
+        self.prefetcher = configuration.prefetch.map { Prefetcher(seconds: $0) }
+        self.lazyLoader = configuration.lazyLoad ? LazyLoader() : nil
+        self.exposureTracker = configuration.exposure ? ExposureTracker() : nil
+        self.links = configuration.links.sorted { $0.key < $1.key }.map { (name: $0.key, view: $0.value) }
+        self.loop = try Self.makeLoop(layout: layout, configuration: configuration)
+        self.usesHelpers = configuration.usesHelpers
+        if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer, paging: paging, field: "loop") }
+        if let loop, abs(loop.axis.component(of: offset)) > LoopSpace.maxOffset {
+            throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
+        }
         resolveCaps()
-        lastPlan = makePlan(leaving: [], entering: layout.items(in: region), offset: offset)
+        let entering = loop == nil ? layout.items(in: region) : items(in: region)
+        var plan = makePlan(leaving: [], entering: entering, offset: offset)
+        if usesHelpers {
+            finishPlan(&plan, phase: .idle, velocity: nil, previous: nil, leaving: [], entering: entering)
+        }
+        lastPlan = plan
     }
 
     /// The number of views the client holds now, shown or pooled.
     public var liveViews: Int { shown.count + pooledCount }
 
     /// Applies one update, or answers the last plan again for a retry (`seq` equal to the last).
+    ///
+    /// Nothing changes when it throws.
     /// - Complexity: O(log n + c log c) for c items entering or leaving (plus the items that straddle
-    ///   the region's moving edges), independent of how many items stay shown.
+    ///   the region's moving edges), independent of how many items stay shown. Helpers add their
+    ///   own queries (see `finishPlan`); a looping session is O(log n + k log k) for k shown items.
     public mutating func apply(_ update: ViewportUpdate) throws(SessionError) -> Plan {
-        guard update.offset.isFinite else { throw .invalid(field: "offset", reason: "must be finite") }
-        if let size = update.size, !size.isValidExtent {
-            throw .invalid(field: "size", reason: "width and height must be finite and not negative")
+        let newViewport = update.size ?? viewport
+        let newOffset: Point
+        if case .offset(let point) = update.destination, update.size == nil, update.velocity == nil,
+            update.select == nil, loop == nil, point.isFinite
+        {
+            newOffset = point  // the common case: nothing more to check
+        } else {
+            newOffset = try validate(update, viewport: newViewport)
         }
         if let sent = update.seq {
             if sent == seq { return lastPlan }
             guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
         }
-        let newViewport = update.size ?? viewport
-        let newRegion = Region(offset: update.offset, viewport: newViewport, buffer: buffer)
+        let newRegion = Region(offset: newOffset, viewport: newViewport, buffer: buffer)
+        let previous = (offset: offset, viewport: viewport)
         seq += 1
         stats.updates += 1
-        offset = update.offset
+        offset = newOffset
         viewport = newViewport
+        if let select = update.select { selected = select.item }
+        let finishes = usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin
         if let window = safeWindow, window.contains(newRegion) {
             region = newRegion
-            lastPlan = Plan(seq: seq, offset: offset)
-            return lastPlan
+            var plan = Plan(seq: seq, offset: offset)
+            if finishes {
+                finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: [], entering: [])
+            }
+            lastPlan = plan
+            return plan
         }
         let sameX = newRegion.minX == region.minX && newRegion.maxX == region.maxX
         let sameY = newRegion.minY == region.minY && newRegion.maxY == region.maxY
@@ -84,7 +133,16 @@ public struct ViewportSession: Sendable {
             abs(newRegion.minY - region.minY), abs(newRegion.maxY - region.maxY))
         let leaving: [Int]
         let entering: [Int]
-        if sameX != sameY && moved < SafeWindow.lookahead {
+        if let loop {
+            // Periodic content: compare the shown items with the ones at the new region. An item
+            // whose view must move to another copy of it (a jump) leaves and enters again.
+            let moving = shown.keys.filter { item in
+                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != loopShifts[item] } ?? true
+            }
+            leaving = moving.sorted()
+            let movingSet = Set(moving)
+            entering = items(in: newRegion).filter { shown[$0] == nil || movingSet.contains($0) }
+        } else if sameX != sameY && moved < SafeWindow.lookahead {
             // A drag along one axis: two queries around the moving edges find what changed and
             // measure the next safe window.
             var window = SafeWindow(axis: sameX ? .y : .x, around: newRegion)
@@ -96,8 +154,45 @@ public struct ViewportSession: Sendable {
             safeWindow = nil
         }
         region = newRegion
-        lastPlan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
-        return lastPlan
+        var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
+        if finishes {
+            finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: leaving, entering: entering)
+        }
+        lastPlan = plan
+        return plan
+    }
+
+    /// Checks an update before anything changes, and answers the offset it goes to.
+    private func validate(_ update: ViewportUpdate, viewport newViewport: Size) throws(SessionError) -> Point {
+        if let size = update.size {
+            guard size.isValidExtent else {
+                throw .invalid(field: "size", reason: "width and height must be finite and not negative")
+            }
+            if let loop, size != viewport {
+                try Self.checkLoop(loop, viewport: size, buffer: buffer, paging: paging, field: "size")
+            }
+        }
+        if let velocity = update.velocity, !velocity.isFinite {
+            throw .invalid(field: "velocity", reason: "must be finite")
+        }
+        if case .item(let item) = update.select, !layout.rects.indices.contains(item) {
+            throw .invalid(field: "select", reason: "item \(item) is not in the layout")
+        }
+        let newOffset: Point
+        switch update.destination {
+        case .offset(let point):
+            guard point.isFinite else { throw .invalid(field: "offset", reason: "must be finite") }
+            newOffset = point
+        case .scrollTo(let target):
+            guard layout.rects.indices.contains(target.item) else {
+                throw .invalid(field: "scrollTo.id", reason: "item \(target.item) is not in the layout")
+            }
+            newOffset = scrollOffset(to: target, viewport: newViewport)
+        }
+        if let loop, abs(loop.axis.component(of: newOffset)) > LoopSpace.maxOffset {
+            throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
+        }
+        return newOffset
     }
 
     /// Every materialized item with its view, in layout order.
@@ -149,7 +244,7 @@ public struct ViewportSession: Sendable {
         return (Self.sortedUnique(leaving), Self.sortedUnique(entering))
     }
 
-    private static func sortedUnique(_ items: [Int]) -> [Int] {
+    static func sortedUnique(_ items: [Int]) -> [Int] {
         guard items.count > 1 else { return items }
         var found = items
         found.sort()
@@ -166,7 +261,7 @@ public struct ViewportSession: Sendable {
     ///
     /// Such an item lies outside `b` on some side, so it touches one of the (at most four) strips
     /// of `a` beyond `b`'s edges; only those strips are searched.
-    private func changedItems(in a: Region, notIn b: Region) -> [Int] {
+    func changedItems(in a: Region, notIn b: Region) -> [Int] {
         guard a != b else { return [] }
         var found: [Int] = []
         let index = layout.index

@@ -281,11 +281,12 @@ final class APIHandler: HTTPHandler {
     }
 
     /// Applies one update to a session under its lock and writes the plan.
-    func apply(_ update: ViewportUpdate, to handle: SessionHandle, into w: inout JSONWriter) throws(Problem) {
+    func apply(_ request: UpdateRequest, to handle: SessionHandle, into w: inout JSONWriter) throws(Problem) {
         let outcome: Result<(Plan, Layout, Bool), Problem> = handle.state.withLock { state in
             guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
             let before = state.session.seq
             do {
+                let update = try request.resolve(in: state.session.layout)
                 let plan = try state.session.apply(update)
                 return .success((plan, state.session.layout, state.session.seq != before))
             } catch let error as SessionError {

@@ -23,3 +23,14 @@ extension JSONReader {
         return value
     }
 }
+
+extension JSONReader {
+    /// A string that must be one of an enumeration's raw values; anything else is a 400 listing them.
+    mutating func readEnum<E: RawRepresentable & CaseIterable>(_ type: E.Type) throws -> E where E.RawValue == String {
+        let name = try readString()
+        guard let value = E(rawValue: name) else {
+            throw typeError("\"\(name)\" is not one of \(E.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+        }
+        return value
+    }
+}

@@ -33,6 +33,7 @@ enum PlanEncoder {
             }
             w.endArray()
         }
+        let selected = plan.selected
         if !plan.reuse.isEmpty {
             w.key("reuse")
             w.beginArray()
@@ -42,9 +43,13 @@ enum PlanEncoder {
                 w.key("view")
                 w.int(entry.view)
                 w.key("rect")
-                rect(layout.rects[entry.item], into: &w)
+                rect(plan.rect(of: entry.item, in: layout), into: &w)
                 w.key("rebind")
                 w.bool(entry.rebind)
+                if entry.item == selected {
+                    w.key("selected")
+                    w.bool(true)
+                }
                 w.endObject()
             }
             w.endArray()
@@ -62,12 +67,80 @@ enum PlanEncoder {
                     w.string(reuse)
                 }
                 w.key("rect")
-                rect(layout.rects[entry.item], into: &w)
+                rect(plan.rect(of: entry.item, in: layout), into: &w)
+                if entry.item == selected {
+                    w.key("selected")
+                    w.bool(true)
+                }
                 w.endObject()
             }
             w.endArray()
         }
+        if plan.hasExtras { encodeExtras(plan, layout: layout, into: &w) }
         w.endObject()
+    }
+
+    /// Paging, helper and loop outputs (API.md "Paging and deceleration", "Scrolling helpers").
+    private static func encodeExtras(_ plan: Plan, layout: Layout, into w: inout JSONWriter) {
+        if let target = plan.target {
+            w.key("target")
+            point(target, into: &w)
+        }
+        if let page = plan.page {
+            w.key("page")
+            w.int(page)
+        }
+        for (name, items) in [("prefetch", plan.prefetch), ("cancelPrefetch", plan.cancelPrefetch), ("load", plan.load)] where !items.isEmpty {
+            w.key(name)
+            ids(items, layout: layout, into: &w)
+        }
+        if !plan.enter.isEmpty {
+            w.key("enter")
+            w.beginArray()
+            for entry in plan.enter {
+                w.beginObject()
+                id(entry.item, layout: layout, into: &w)
+                w.key("times")
+                w.int(entry.times)
+                w.endObject()
+            }
+            w.endArray()
+        }
+        if !plan.leave.isEmpty {
+            w.key("leave")
+            ids(plan.leave, layout: layout, into: &w)
+        }
+        if !plan.linked.isEmpty {
+            w.key("linked")
+            w.beginObject()
+            for link in plan.linked {
+                w.key(link.name)
+                point(link.offset, into: &w)
+            }
+            w.endObject()
+        }
+        if !plan.placements.isEmpty {
+            w.key("placements")
+            w.beginArray()
+            for placement in plan.placements {
+                w.beginObject()
+                id(placement.item, layout: layout, into: &w)
+                w.key("rect")
+                rect(placement.rect, into: &w)
+                w.endObject()
+            }
+            w.endArray()
+        }
+        if let recenter = plan.recenter {
+            w.key("recenter")
+            point(recenter, into: &w)
+        }
+    }
+
+    private static func ids(_ items: [Int], layout: Layout, into w: inout JSONWriter) {
+        w.beginArray()
+        for item in items { layout.withIDBytes(at: item) { w.string(utf8: $0) } }
+        w.endArray()
     }
 
     /// `GET /v1/sessions/{id}`: the whole state, enough for a client to resync.

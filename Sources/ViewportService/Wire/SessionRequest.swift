@@ -19,6 +19,12 @@ struct SessionRequest: Sendable {
                 case "buffer": configuration.buffer = try r.readDouble()
                 case "insets": configuration.insets = try r.readInsets()
                 case "pool": configuration.pool = try decodePool(&r)
+                case "paging": configuration.paging = try decodePaging(&r)
+                case "prefetch": configuration.prefetch = r.readNullIfPresent() ? nil : try r.readDouble()
+                case "lazyLoad": configuration.lazyLoad = try r.readBool()
+                case "exposure": configuration.exposure = try r.readBool()
+                case "links": configuration.links = try decodeLinks(&r)
+                case "loop": configuration.loop = try r.readBool()
                 default: throw r.unknownField(key, in: "session")
                 }
             }
@@ -30,6 +36,42 @@ struct SessionRequest: Sendable {
             configuration.viewport = viewport
             return SessionRequest(layout: reference, configuration: configuration)
         }
+    }
+
+    private static func decodePaging(_ r: inout JSONReader) throws -> PagingOptions {
+        var paging = PagingOptions()
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a paging object") }
+        try r.readObject { r, key in
+            switch key {
+            case "mode": paging.mode = try r.readEnum(PagingMode.self)
+            case "axis": paging.axis = try r.readEnum(Axis.self)
+            case "size": paging.size = try r.readSize()
+            case "decelerationRate": paging.decelerationRate = try r.readDouble()
+            default: throw r.unknownField(key, in: "paging")
+            }
+        }
+        return paging
+    }
+
+    private static func decodeLinks(_ r: inout JSONReader) throws -> [String: LinkedScrollView] {
+        var links: [String: LinkedScrollView] = [:]
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an object of linked scroll views by name") }
+        try r.readObject { r, name in
+            var viewport: Size?
+            var contentSize: Size?
+            guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a linked scroll view object") }
+            try r.readObject { r, key in
+                switch key {
+                case "viewport": viewport = try r.readSize()
+                case "contentSize": contentSize = try r.readSize()
+                default: throw r.unknownField(key, in: "links.\(name.string)")
+                }
+            }
+            guard let viewport else { throw JSONReader.missingField("links.\(name.string).viewport") }
+            guard let contentSize else { throw JSONReader.missingField("links.\(name.string).contentSize") }
+            links[name.string] = LinkedScrollView(viewport: viewport, contentSize: contentSize)
+        }
+        return links
     }
 
     private static func decodePool(_ r: inout JSONReader) throws -> PoolCaps {

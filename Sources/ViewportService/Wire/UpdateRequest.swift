@@ -1,31 +1,88 @@
 import ViewportCore
 
-/// Decodes one viewport update (`POST /v1/sessions/{id}/viewport`, or one NDJSON line).
-enum UpdateRequest {
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> ViewportUpdate {
+/// One viewport update as sent (`POST /v1/sessions/{id}/viewport`, or one NDJSON line), with
+/// item ids not yet resolved: a session's layout can change between reading and applying, so ids
+/// are resolved under the session's lock (`resolve(in:)`).
+struct UpdateRequest: Sendable {
+    enum Destination: Sendable {
+        case offset(Point)
+        case scrollTo(id: String, align: ScrollAlignment)
+    }
+
+    /// `select`: absent (keep), `null` (clear) or an id.
+    enum SelectRequest: Sendable {
+        case clear
+        case id(String)
+    }
+
+    var destination: Destination
+    var size: Size?
+    var velocity: Point?
+    var phase: ScrollPhase = .idle
+    var seq: UInt64?
+    var select: SelectRequest?
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UpdateRequest {
         var r = JSONReader(bytes)
         var offset: Point?
-        var update = ViewportUpdate(offset: .zero)
+        var scrollTo: (String, ScrollAlignment)?
+        var request = UpdateRequest(destination: .offset(.zero))
         guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a viewport update object") }
         try r.readObject { r, key in
             switch key {
             case "offset": offset = try r.readPoint()
-            case "size": update.size = try r.readSize()
-            case "velocity": update.velocity = try r.readPoint()
-            case "phase":
-                let name = try r.readString()
-                guard let phase = ScrollPhase(rawValue: name) else {
-                    throw r.typeError(
-                        "\"\(name)\" is not one of \(ScrollPhase.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
-                }
-                update.phase = phase
-            case "seq": update.seq = UInt64(try r.readCount())
+            case "scrollTo": scrollTo = try decodeScrollTo(&r)
+            case "size": request.size = try r.readSize()
+            case "velocity": request.velocity = try r.readPoint()
+            case "phase": request.phase = try r.readEnum(ScrollPhase.self)
+            case "seq": request.seq = UInt64(try r.readCount())
+            case "select": request.select = r.readNullIfPresent() ? .clear : .id(try r.readString())
             default: throw r.unknownField(key, in: "viewport update")
             }
         }
         try r.finish()
-        guard let offset else { throw JSONReader.missingField("offset") }
-        update.offset = offset
-        return update
+        switch (offset, scrollTo) {
+        case (let offset?, nil): request.destination = .offset(offset)
+        case (nil, let (id, align)?): request.destination = .scrollTo(id: id, align: align)
+        case (nil, nil): throw JSONReader.missingField("offset")
+        case (_?, _?): throw JSONError(.type, "send either offset or scrollTo, not both")
+        }
+        return request
+    }
+
+    private static func decodeScrollTo(_ r: inout JSONReader) throws -> (String, ScrollAlignment) {
+        var id: String?
+        var align = ScrollAlignment.auto
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a scrollTo object") }
+        try r.readObject { r, key in
+            switch key {
+            case "id": id = try r.readString()
+            case "align": align = try r.readEnum(ScrollAlignment.self)
+            default: throw r.unknownField(key, in: "scrollTo")
+            }
+        }
+        guard let id else { throw JSONReader.missingField("scrollTo.id") }
+        return (id, align)
+    }
+
+    /// The core's update, with ids resolved in `layout`; an unknown id is a 422 naming the field.
+    func resolve(in layout: Layout) throws(Problem) -> ViewportUpdate {
+        let destination: ViewportUpdate.Destination
+        switch self.destination {
+        case .offset(let point):
+            destination = .offset(point)
+        case .scrollTo(let id, let align):
+            guard let item = layout.item(withID: id) else { throw .invalid("scrollTo.id: \"\(id)\" is not an item of the layout") }
+            destination = .scrollTo(ScrollTarget(item: item, align: align))
+        }
+        var selection: Selection?
+        switch select {
+        case nil: selection = nil
+        case .clear?: selection = .clear
+        case .id(let id)?:
+            guard let item = layout.item(withID: id) else { throw .invalid("select: \"\(id)\" is not an item of the layout") }
+            selection = .item(item)
+        }
+        return ViewportUpdate(destination: destination, size: size, velocity: velocity, phase: phase, seq: seq, select: selection)
     }
 }

@@ -1,0 +1,93 @@
+extension ViewportSession {
+    /// Adds paging's and the helpers' outputs to a plan whose views are planned, and advances their
+    /// state. `previous` is the offset and viewport before the update (nil for the opening plan);
+    /// `leaving` and `entering` are the plan's items (layout order).
+    ///
+    /// Called only when something can come of it: a helper is on, an item is selected, or the
+    /// phase is `drag-begin` or `drag-end`.
+    /// - Complexity: paging O(1) (O(log n) in the mode `items`); `exposure` two strip queries,
+    ///   O(log n + s) for s items on the strips; `prefetch` one strip query over the swept region,
+    ///   O(log n + p log p) for p predictions; `lazyLoad` O(c) for c items entering, leaving or
+    ///   loaded, plus a screen query at `drag-end`; `links` O(links).
+    mutating func finishPlan(
+        _ plan: inout Plan, phase: ScrollPhase, velocity: Point?, previous: (offset: Point, viewport: Size)?,
+        leaving: [Int], entering: [Int]
+    ) {
+        var extras = PlanExtras()
+        extras.selected = selected
+
+        // Paging: drag-begin records b, drag-end answers the target.
+        if phase == .dragBegin {
+            dragBegin = offset
+        } else if phase == .dragEnd {
+            let (target, page) = dragTarget(begin: dragBegin ?? previous?.offset ?? offset, velocity: velocity ?? .zero)
+            extras.target = target
+            extras.page = page
+            dragBegin = nil
+        }
+
+        if exposureTracker != nil {
+            let screen = Region(offset: offset, viewport: viewport, buffer: 0)
+            var entered: [Int]
+            var left: [Int] = []
+            if let previous {
+                let old = Region(offset: previous.offset, viewport: previous.viewport, buffer: 0)
+                entered = items(in: screen, notIn: old)
+                left = items(in: old, notIn: screen)
+            } else {
+                entered = items(in: screen)
+            }
+            if let (enter, leave) = exposureTracker?.record(entered: entered, left: left) {
+                extras.enter = enter
+                extras.leave = leave
+            }
+            entered = []
+        }
+
+        if let prefetcher {
+            var predicted: [Int]?
+            if var v = velocity {
+                if let loop {
+                    // The content repeats: a sweep longer than two periods predicts nothing more.
+                    let limit = 2 * loop.period + loop.axis.component(of: viewport) + 2 * buffer
+                    let d = loop.axis.component(of: v) * prefetcher.seconds
+                    if abs(d) > limit { v = loop.axis.setting((d > 0 ? limit : -limit) / prefetcher.seconds, in: v) }
+                }
+                predicted = items(in: prefetcher.sweep(region, velocity: v), notIn: region)
+            }
+            let shown = self.shown
+            if let (prefetch, cancel) = self.prefetcher?.update(predicted: predicted, isMaterialized: { shown[$0] != nil }) {
+                extras.prefetch = prefetch
+                extras.cancelPrefetch = cancel
+            }
+        }
+
+        if lazyLoader != nil {
+            lazyLoader?.itemsLeft(leaving)
+            lazyLoader?.itemsEntered(entering)
+            switch phase {
+            case .dragBegin:
+                let shown = self.shown
+                extras.load = lazyLoader?.dragBegan(isMaterialized: { shown[$0] != nil }) ?? []
+            case .idle:
+                extras.load = lazyLoader?.loadPending() ?? []
+            case .dragEnd:
+                if let target = extras.target {
+                    let onTarget = items(in: Region(offset: target, viewport: viewport, buffer: 0))
+                    extras.load = lazyLoader?.dragEnded(onTarget: onTarget) ?? []
+                }
+            case .dragging, .decelerating:
+                break
+            }
+        }
+
+        if !links.isEmpty { extras.linked = linkedOffsets() }
+
+        if let loop {
+            extras.placements = place(leaving: leaving, entering: entering, in: loop)
+            if phase == .idle { extras.recenter = recenter(loop) }
+        }
+
+        plan.updateExtras { $0 = extras }
+    }
+}
