@@ -222,3 +222,54 @@ struct LayoutChangeTests {
         #expect(session.stats.updates == 1)
     }
 }
+
+struct LayoutChangeHelperTests {
+    static func rows(_ ids: [String], height: Double = 100) -> [ItemSpec] {
+        ids.enumerated().map { ItemSpec(id: $0.element, rect: Rect(x: 0, y: Double($0.offset) * height, width: 100, height: height), reuse: "row") }
+    }
+
+    @Test func selectionExposureCountsAndLoadsFollowItemsById() throws {
+        let a = try makeLayout(Self.rows((0..<20).map { "r\($0)" }))
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 200), buffer: 0)
+        configuration.exposure = true
+        configuration.lazyLoad = true
+        var session = try ViewportSession(layout: a, configuration: configuration)
+        #expect(session.lastPlan.enter.map(\.item) == [0, 1])
+        #expect(session.lastPlan.load == [0, 1])
+        _ = try session.apply(ViewportUpdate(offset: .zero, select: .item(1)))
+        // Two rows prepended; the visible anchor keeps r0 and r1 on screen.
+        let b = try makeLayout(Self.rows(["n0", "n1"] + (0..<20).map { "r\($0)" }))
+        let plan = try session.changeLayout(to: b, anchor: .visible)
+        #expect(plan.offset == Point(x: 0, y: 200))
+        #expect(plan.enter.isEmpty && plan.leave.isEmpty)
+        #expect(plan.load.isEmpty)
+        #expect(plan.selected == 3)
+        #expect(session.selected == 3)
+        // Scrolling r0 out and back in counts a second exposure for it, not a first.
+        _ = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 400)))
+        let back = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 200)))
+        #expect(back.enter.map(\.times) == [2, 2])
+    }
+
+    @Test func itemsRemovedFromTheScreenLeaveNamedInThePreviousLayout() throws {
+        let a = try makeLayout(Self.rows(["a", "b", "c"]))
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 200), buffer: 0)
+        configuration.exposure = true
+        var session = try ViewportSession(layout: a, configuration: configuration)
+        let b = try makeLayout(Self.rows(["b", "c"]))
+        let plan = try session.changeLayout(to: b, anchor: .none)
+        #expect(plan.leave.map { a.id(at: $0) } == ["a"])
+        #expect(plan.enter.map { b.id(at: $0.item) } == ["c"])
+        #expect(plan.discard.isEmpty && plan.recycle.map { a.id(at: $0.item) } == ["a"])
+    }
+
+    @Test func loopingSessionsRefuseLayoutChanges() throws {
+        let pages = (0..<5).map { ItemSpec(id: "p\($0)", rect: Rect(x: Double($0) * 100, y: 0, width: 100, height: 100), reuse: "page") }
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 100), buffer: 50)
+        configuration.loop = true
+        configuration.paging = PagingOptions(mode: .page, axis: .x)
+        var session = try ViewportSession(layout: try makeLayout(pages), configuration: configuration)
+        #expect(throws: SessionError.self) { try session.changeLayout(to: try makeLayout(Array(pages.prefix(4))), anchor: .none) }
+        #expect(session.seq == 0)
+    }
+}

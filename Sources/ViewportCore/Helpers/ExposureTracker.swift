@@ -9,6 +9,13 @@ struct ExposureTracker: Sendable {
     /// Records items entering and leaving the screen region (each in layout order) and answers the
     /// plan's `enter` and `leave`.
     /// - Complexity: O(e + l) expected.
+    /// Carries the enter counts to another layout (`map`: old position → new, nil when gone).
+    mutating func remap(_ map: (Int) -> Int?) {
+        var moved: [Int: Int] = [:]
+        for (item, count) in times { if let j = map(item) { moved[j] = count } }
+        times = moved
+    }
+
     mutating func record(entered: [Int], left: [Int]) -> (enter: [ExposureEntry], leave: [Int]) {
         var enter: [ExposureEntry] = []
         enter.reserveCapacity(entered.count)

@@ -12,6 +12,13 @@ struct LazyLoader: Sendable {
     private var fromDragEnd: Set<Int> = []
 
     /// Items that left the materialized region are no longer loaded.
+    /// Carries the load state to another layout (`map`: old position → new, nil when gone).
+    mutating func remap(_ map: (Int) -> Int?) {
+        loaded = Set(loaded.compactMap(map))
+        pending = Set(pending.compactMap(map))
+        fromDragEnd = Set(fromDragEnd.compactMap(map))
+    }
+
     mutating func itemsLeft(_ items: [Int]) {
         for item in items {
             loaded.remove(item)

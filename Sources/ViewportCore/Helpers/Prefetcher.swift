@@ -12,6 +12,9 @@ struct Prefetcher: Sendable {
 
     init(seconds: Double) { self.seconds = seconds }
 
+    /// Carries predictions to another layout (`map`: old position → new, nil when gone).
+    mutating func remap(_ map: (Int) -> Int?) { predicted = Set(predicted.compactMap(map)) }
+
     /// The region swept by `region` moving at `velocity` for `seconds`.
     func sweep(_ region: Region, velocity: Point) -> Region {
         let dx = velocity.x * seconds

@@ -9,6 +9,31 @@ extension ViewportSession {
     ///   O(log n + s) for s items on the strips; `prefetch` one strip query over the swept region,
     ///   O(log n + p log p) for p predictions; `lazyLoad` O(c) for c items entering, leaving or
     ///   loaded, plus a screen query at `drag-end`; `links` O(links).
+    /// The helpers' outputs for a layout change (phase idle, no velocity). `leaving` are new-layout
+    /// positions of leaving items still in the layout; `leftScreen` are previous-layout positions
+    /// (a layout change's `leave`, like its `recycle` and `discard`, names the previous layout).
+    mutating func finishLayoutChangePlan(
+        _ plan: inout Plan, leaving: [Int], entering: [Int], enteredScreen: [Int], leftScreen: [Int]
+    ) {
+        var extras = PlanExtras()
+        extras.selected = selected
+        if exposureTracker != nil, let (enter, leave) = exposureTracker?.record(entered: enteredScreen, left: leftScreen) {
+            extras.enter = enter
+            extras.leave = leave
+        }
+        if prefetcher != nil {
+            let shown = self.shown
+            extras.cancelPrefetch = prefetcher?.update(predicted: nil, isMaterialized: { shown[$0] != nil }).cancel ?? []
+        }
+        if lazyLoader != nil {
+            lazyLoader?.itemsLeft(leaving)
+            lazyLoader?.itemsEntered(entering)
+            extras.load = lazyLoader?.loadPending() ?? []
+        }
+        if !links.isEmpty { extras.linked = linkedOffsets() }
+        plan.updateExtras { $0 = extras }
+    }
+
     mutating func finishPlan(
         _ plan: inout Plan, phase: ScrollPhase, velocity: Point?, previous: (offset: Point, viewport: Size)?,
         leaving: [Int], entering: [Int]

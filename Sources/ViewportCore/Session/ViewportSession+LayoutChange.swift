@@ -9,6 +9,9 @@ extension ViewportSession {
     /// - Complexity: O(log n + k log k) for k items materialized before and after: only they are
     ///   matched, by the new layout's id table.
     public mutating func changeLayout(to newLayout: Layout, anchor: LayoutAnchor, seq sent: UInt64? = nil) throws(SessionError) -> Plan {
+        if loop != nil {
+            throw .invalid(field: "layout", reason: "a looping session cannot change its layout (its period comes from it); open a new session")
+        }
         if let sent {
             if sent == seq { return lastPlan }
             guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
@@ -84,6 +87,20 @@ extension ViewportSession {
             }
         }
 
+        // The helpers' per-item state follows the items by id.
+        let screenBefore = exposureTracker == nil ? [] : old.items(in: Region(offset: offset, viewport: viewport, buffer: 0))
+        var positions: [Int: Int] = [:]
+        func remapped(_ item: Int) -> Int? {
+            if let known = positions[item] { return known >= 0 ? known : nil }
+            let j = newIndex(of: item)
+            positions[item] = j ?? -1
+            return j
+        }
+        selected = selected.flatMap(remapped)
+        prefetcher?.remap(remapped)
+        lazyLoader?.remap(remapped)
+        exposureTracker?.remap(remapped)
+
         layout = newLayout
         extraReuseNames = extras
         pools = newPools
@@ -99,6 +116,16 @@ extension ViewportSession {
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
         plan.move = moves.sorted { $0.item < $1.item }
         plan.previousLayout = old
+        if usesHelpers || selected != nil {
+            // Items that stay on screen keep their exposure; the rest enter or leave it.
+            let screenAfter = exposureTracker == nil ? [] : items(in: Region(offset: newOffset, viewport: viewport, buffer: 0))
+            let stayed = Set(screenBefore.compactMap(remapped)).intersection(screenAfter)
+            let enteredScreen = screenAfter.filter { !stayed.contains($0) }
+            let leftScreen = screenBefore.filter { remapped($0).map { !stayed.contains($0) } ?? true }
+            finishLayoutChangePlan(
+                &plan, leaving: leaving.compactMap { remapped($0.item) }, entering: entering,
+                enteredScreen: enteredScreen, leftScreen: leftScreen)
+        }
         lastPlan = plan
         return plan
     }

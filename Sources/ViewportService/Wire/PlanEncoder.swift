@@ -107,8 +107,9 @@ enum PlanEncoder {
             w.endArray()
         }
         if !plan.leave.isEmpty {
+            // After a layout change, like `recycle` and `discard`, these name the previous layout.
             w.key("leave")
-            ids(plan.leave, layout: layout, into: &w)
+            ids(plan.leave, layout: plan.previousLayout ?? layout, into: &w)
         }
         if !plan.linked.isEmpty {
             w.key("linked")
