@@ -62,7 +62,8 @@ let layout = try builder.build()
 let layoutSeconds = now() - t0
 let layoutBytes = heapBytes() - heapBefore
 t0 = now()
-let index = SpatialIndex(rects: layout.rects)
+let allRects = ContiguousArray(layout.rects)
+let index = SpatialIndex(rects: allRects)
 let indexSeconds = now() - t0
 specs = []
 
@@ -152,7 +153,7 @@ let baselineSteps = 300
 let baselineOffsets = (0..<baselineSteps).map { contentHeight / 3 + Double($0) * 7 }
 do {
     t0 = now()
-    let lazy = LazyScrollViewIndex(rects: layout.rects)
+    let lazy = LazyScrollViewIndex(rects: allRects)
     line("LazyScrollView index build (two sorts)", "\(fmt((now() - t0) * 1000, 1)) ms")
     var shown = Set<Int>()
     var changes = 0
@@ -169,7 +170,7 @@ do {
     shown = []
     t0 = now()
     for y in baselineOffsets {
-        let now = linearScan(layout.rects, Region(offset: Point(x: 0, y: y), viewport: viewport, buffer: 20))
+        let now = linearScan(allRects, Region(offset: Point(x: 0, y: y), viewport: viewport, buffer: 20))
         changes += now.subtracting(shown).count
         shown = now
     }

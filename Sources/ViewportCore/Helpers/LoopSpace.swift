@@ -64,24 +64,21 @@ struct LoopSpace: Sendable {
         let (low, high) = searchSpan(region)
         let first = ((low - maxTrailing) / period).rounded(.down)
         let last = ((high - minLeading) / period).rounded(.up)
-        let index = layout.index
-        layout.rects.withUnsafeBufferPointer { rects in
-            var m = first
-            while m <= last && m - first < 64 {
-                let shift = m * period
-                // The index filter is conservative; widen the moved query by a hair for rounding.
-                let slack = 1e-9 * (abs(low) + abs(high) + abs(shift) + 1)
-                let (qLow, qHigh) = (low - shift - slack, high - shift + slack)
-                let visit = { (item: Int) in
-                    if region.intersects(moved(rects[item], by: shift)) { body(item) }
-                }
-                if axis == .x {
-                    index.forEachCandidate(minX: qLow, minY: region.minY, maxX: qHigh, maxY: region.maxY, visit)
-                } else {
-                    index.forEachCandidate(minX: region.minX, minY: qLow, maxX: region.maxX, maxY: qHigh, visit)
-                }
-                m += 1
+        var m = first
+        while m <= last && m - first < 64 {
+            let shift = m * period
+            // The index filter is conservative; widen the moved query by a hair for rounding.
+            let slack = 1e-9 * (abs(low) + abs(high) + abs(shift) + 1)
+            let (qLow, qHigh) = (low - shift - slack, high - shift + slack)
+            let visit = { (item: Int, rect: Rect) in
+                if region.intersects(moved(rect, by: shift)) { body(item) }
             }
+            if axis == .x {
+                layout.forEachItem(minX: qLow, minY: region.minY, maxX: qHigh, maxY: region.maxY, visit)
+            } else {
+                layout.forEachItem(minX: region.minX, minY: qLow, maxX: region.maxX, maxY: qHigh, visit)
+            }
+            m += 1
         }
     }
 

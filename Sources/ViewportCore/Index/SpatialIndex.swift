@@ -34,7 +34,8 @@ public final class SpatialIndex: @unchecked Sendable {
 
     /// Builds the index over `rects`.
     /// - Complexity: O(n log n).
-    public init(rects: ContiguousArray<Rect>) {
+    /// `numbers`, when given, are what queries report for each rect (default: its position).
+    public init(rects: ContiguousArray<Rect>, numbers: ContiguousArray<Int32>? = nil) {
         let n = rects.count
         var boxes = ContiguousArray<Float>(repeating: 0, count: n * 4)
         for i in 0..<n {
@@ -47,7 +48,7 @@ public final class SpatialIndex: @unchecked Sendable {
         let fanout = SpatialIndex.fanout
         var (order, parentBoxes) = SpatialIndex.pack(boxes: boxes, fanout: fanout)
         leafBoxes = SpatialIndex.buffer(SpatialIndex.permute(boxes, by: order, stride: 4))
-        leafItems = SpatialIndex.buffer(order)
+        leafItems = SpatialIndex.buffer(numbers.map { numbers in ContiguousArray(order.map { numbers[Int($0)] }) } ?? order)
 
         var allBoxes = ContiguousArray<Float>()
         var allStart = ContiguousArray<Int32>()

@@ -10,7 +10,7 @@ public struct AxisSummary: Sendable {
     public let maxLength: Double
 
     /// - Complexity: O(n log n).
-    init(rects: ContiguousArray<Rect>, axis: Axis) {
+    init(rects: ItemRects, axis: Axis) {
         var edges = ContiguousArray<Double>()
         edges.reserveCapacity(rects.count)
         var low = Double.infinity

@@ -10,7 +10,7 @@ final class AxisSummaryCache: Sendable {
 
     /// The summary of `axis`, computing it on first use.
     /// - Complexity: O(n log n) the first time per axis, O(1) afterwards.
-    func summary(_ axis: Axis, rects: ContiguousArray<Rect>) -> AxisSummary {
+    func summary(_ axis: Axis, rects: ItemRects) -> AxisSummary {
         summaries.withLock { cache in
             if let found = cache[axis] { return found }
             let made = AxisSummary(rects: rects, axis: axis)

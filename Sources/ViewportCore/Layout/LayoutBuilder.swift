@@ -9,6 +9,12 @@ public struct LayoutBuilder: Sendable {
     private var reuseLookup: [String: Int32] = [:]
     private var contentSize: Size?
     private let maxItems: Int
+    /// Runs of explicit items and generated sections; only kept once a section is generated.
+    private var segments: [LayoutSegment] = []
+    private var generatedCount = 0
+    private var sticky: [Int] = []
+    /// Added to the items' extent for the default content size (a section stack's trailing insets).
+    private var trailingPadding = Size.zero
 
     public init(expectedCount: Int = 0, maxItems: Int = .max) {
         self.maxItems = maxItems
@@ -18,11 +24,13 @@ public struct LayoutBuilder: Sendable {
         reuseClasses.reserveCapacity(reserve)
     }
 
-    public var count: Int { rects.count }
+    /// Items so far, explicit and generated.
+    public var count: Int { rects.count + generatedCount }
 
     /// Adds an item given its id as UTF-8 bytes. `reuse` nil or empty: the view is never reused.
-    public mutating func append<ID: Collection<UInt8>>(idUTF8 id: ID, rect: Rect, reuse: String?) throws(LayoutError) {
-        let index = rects.count
+    /// A `sticky` item is a section header that pins to the top while its section is on screen.
+    public mutating func append<ID: Collection<UInt8>>(idUTF8 id: ID, rect: Rect, reuse: String?, sticky: Bool = false) throws(LayoutError) {
+        let index = count
         guard index < maxItems else { throw .tooManyItems(count: index + 1, limit: maxItems) }
         let length = id.count
         guard length > 0 else { throw .emptyID(index: index) }
@@ -34,13 +42,54 @@ public struct LayoutBuilder: Sendable {
         guard (rect.x + rect.width).isFinite, (rect.y + rect.height).isFinite else {
             throw .extentOverflow(index: index, id: String(decoding: id, as: UTF8.self))
         }
+        if !segments.isEmpty {
+            if case .explicit(let start, let storageStart, let n) = segments[segments.count - 1] {
+                segments[segments.count - 1] = .explicit(start: start, storageStart: storageStart, count: n + 1)
+            } else {
+                segments.append(.explicit(start: index, storageStart: rects.count, count: 1))
+            }
+        }
+        if sticky { self.sticky.append(index) }
         ids.append(id)
         rects.append(rect)
         reuseClasses.append(reuseClass(for: reuse))
     }
 
-    public mutating func append(id: String, rect: Rect, reuse: String? = nil) throws(LayoutError) {
-        try append(idUTF8: id.utf8, rect: rect, reuse: reuse)
+    public mutating func append(id: String, rect: Rect, reuse: String? = nil, sticky: Bool = false) throws(LayoutError) {
+        try append(idUTF8: id.utf8, rect: rect, reuse: reuse, sticky: sticky)
+    }
+
+    /// Adds a generated section: `count` items `<id>-<k>` whose rects `shape` computes from
+    /// `origin` (see `GeneratedSection`). It takes memory for its description, not per item.
+    public mutating func appendSection(
+        id: String, count: Int, shape: GeneratedSection.Shape, origin: Point, reuse: String?
+    ) throws(LayoutError) {
+        let field = "sections[\(id)]"
+        guard !id.isEmpty else { throw .invalidSection(field: field, reason: "id must not be empty") }
+        guard count >= 0 else { throw .invalidSection(field: "\(field).count", reason: "must not be negative") }
+        guard self.count + count <= maxItems else { throw .tooManyItems(count: self.count + count, limit: maxItems) }
+        guard id.utf8.count + 1 + String(max(count - 1, 0)).utf8.count <= Layout.maxIDBytes else {
+            throw .invalidSection(field: field, reason: "its item ids \"\(id)-…\" would exceed \(Layout.maxIDBytes) bytes")
+        }
+        guard origin.isFinite else { throw .invalidSection(field: field, reason: "its position is not finite") }
+        if segments.isEmpty && !rects.isEmpty {
+            segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
+        }
+        let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse))
+        if count > 0 {
+            let last = section.rect(count - 1)
+            guard (last.x + last.width).isFinite, (last.y + last.height).isFinite else {
+                throw .invalidSection(field: field, reason: "its items reach beyond the largest finite coordinate")
+            }
+        }
+        segments.append(.generated(start: self.count, section: section))
+        generatedCount += count
+    }
+
+    /// Grows the default content size beyond the items' extent (a section stack's trailing insets).
+    public mutating func setTrailingPadding(_ padding: Size) throws(LayoutError) {
+        guard padding.isValidExtent else { throw .invalidSection(field: "insets", reason: "must be finite and not negative") }
+        trailingPadding = padding
     }
 
     /// Sets an explicit content size (the default is the items' bounding extent from the origin).
@@ -61,12 +110,35 @@ public struct LayoutBuilder: Sendable {
             maxX = max(maxX, r.x + r.width)
             maxY = max(maxY, r.y + r.height)
         }
+        var sectionIDs: [String: Int] = [:]
+        for case .generated(let start, let section) in segments {
+            if let other = sectionIDs[section.id] {
+                throw .invalidSection(field: "sections[\(section.id)]", reason: "the id is already used by the section at item \(other)")
+            }
+            sectionIDs[section.id] = start
+            let (farX, farY) = section.farCorner()
+            maxX = max(maxX, farX)
+            maxY = max(maxY, farY)
+        }
         let defaultSize = Size(width: maxX, height: maxY)
-        let size = contentSize ?? defaultSize
-        let digest = Self.digest(ids: ids, rects: rects, classes: reuseClasses, names: reuseNames, contentSize: size)
+        let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
+        let provisional = Layout(
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: sticky,
+            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "")
+        // An explicit id that spells a generated one ("feed-3") would name two items.
+        if !sectionIDs.isEmpty {
+            for k in 0..<ids.count {
+                let position = ids.withBytes(at: k) { provisional.item(withIDBytes: $0) }
+                let generated = ids.withBytes(at: k) { provisional.generatedItem(withIDBytes: $0) }
+                if let position, let generated {
+                    throw .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
+                }
+            }
+        }
         return Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, reuseNames: reuseNames, contentSize: size,
-            hasExplicitContentSize: size != defaultSize, digest: digest)
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: sticky,
+            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
+            digest: Self.digest(of: provisional))
     }
 
     private mutating func reuseClass(for name: String?) -> Int32 {
@@ -79,11 +151,10 @@ public struct LayoutBuilder: Sendable {
     }
 
     /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
-    /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size.
-    private static func digest(
-        ids: ItemIDTable, rects: ContiguousArray<Rect>, classes: ContiguousArray<Int32>, names: [String],
-        contentSize: Size
-    ) -> String {
+    /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size. Generated
+    /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
+    /// sent one by one get the same id.
+    private static func digest(of layout: Layout) -> String {
         var sha = SHA256()
         var scratch: [UInt8] = []
         scratch.reserveCapacity(1 << 16)
@@ -93,27 +164,29 @@ public struct LayoutBuilder: Sendable {
         }
         func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { scratch.append(contentsOf: $0) } }
         func put(_ d: Double) { put((d == 0 ? 0 : d).bitPattern) }
-        let nameBytes = names.map { Array($0.utf8) }
-        put(UInt64(rects.count))
-        for i in 0..<rects.count {
-            put(UInt32(ids.byteCount(at: i)))
-            ids.withBytes(at: i) { scratch.append(contentsOf: $0) }
-            let r = rects[i]
+        let nameBytes = layout.reuseNames.map { Array($0.utf8) }
+        put(UInt64(layout.count))
+        for i in 0..<layout.count {
+            layout.withIDBytes(at: i) { id in
+                put(UInt32(id.count))
+                scratch.append(contentsOf: id)
+            }
+            let r = layout.rect(at: i)
             put(r.x)
             put(r.y)
             put(r.width)
             put(r.height)
-            let c = classes[i]
+            let c = layout.reuseClass(of: i)
             if c < 0 {
                 put(UInt32(0))
             } else {
-                put(UInt32(nameBytes[Int(c)].count))
-                scratch.append(contentsOf: nameBytes[Int(c)])
+                put(UInt32(nameBytes[c].count))
+                scratch.append(contentsOf: nameBytes[c])
             }
             if scratch.count >= 1 << 16 - 600 { flush() }
         }
-        put(contentSize.width)
-        put(contentSize.height)
+        put(layout.contentSize.width)
+        put(layout.contentSize.height)
         flush()
         let hex = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []

@@ -11,6 +11,8 @@ public enum LayoutError: Error, Hashable, Sendable, CustomStringConvertible {
     case duplicateID(id: String, first: Int, second: Int)
     case invalidContentSize(Size)
     case tooManyItems(count: Int, limit: Int)
+    /// A generated section whose description is invalid (`field` names the part).
+    case invalidSection(field: String, reason: String)
 
     public var description: String {
         switch self {
@@ -28,6 +30,8 @@ public enum LayoutError: Error, Hashable, Sendable, CustomStringConvertible {
             return "items[\(second)].id: \"\(id)\" is already the id of items[\(first)]"
         case .invalidContentSize(let size):
             return "contentSize: [\(size.width), \(size.height)] must be finite and not negative"
+        case .invalidSection(let field, let reason):
+            return "\(field): \(reason)"
         case .tooManyItems(let count, let limit):
             return "items: \(count) items, at most \(limit) allowed (layouts.maxItems)"
         }

@@ -214,31 +214,27 @@ public struct ViewportSession: Sendable {
     private func changedItemsNearEdges(from old: Region, to new: Region, window: inout SafeWindow) -> ([Int], [Int]) {
         var leaving: [Int] = []
         var entering: [Int] = []
-        let index = layout.index
         let (oldLow, oldHigh) = window.axis == .y ? (old.minY, old.maxY) : (old.minX, old.maxX)
         let spans = window.spans
-        layout.rects.withUnsafeBufferPointer { rects in
-            for (k, span) in spans.enumerated() {
-                // Each span also covers the strip its edge swept.
-                let oldEdge = k == 0 ? oldLow : oldHigh
-                let from = min(span.0, oldEdge)
-                let to = max(span.1, oldEdge)
-                let visit = { (item: Int) in
-                    let r = rects[item]
-                    let wasIn = old.intersects(r)
-                    let isIn = new.intersects(r)
-                    if wasIn && !isIn {
-                        leaving.append(item)
-                    } else if isIn && !wasIn {
-                        entering.append(item)
-                    }
-                    window.observe(r)
+        for (k, span) in spans.enumerated() {
+            // Each span also covers the strip its edge swept.
+            let oldEdge = k == 0 ? oldLow : oldHigh
+            let from = min(span.0, oldEdge)
+            let to = max(span.1, oldEdge)
+            let visit = { (item: Int, r: Rect) in
+                let wasIn = old.intersects(r)
+                let isIn = new.intersects(r)
+                if wasIn && !isIn {
+                    leaving.append(item)
+                } else if isIn && !wasIn {
+                    entering.append(item)
                 }
-                if window.axis == .y {
-                    index.forEachCandidate(minX: new.minX, minY: from, maxX: new.maxX, maxY: to, visit)
-                } else {
-                    index.forEachCandidate(minX: from, minY: new.minY, maxX: to, maxY: new.maxY, visit)
-                }
+                window.observe(r)
+            }
+            if window.axis == .y {
+                layout.forEachItem(minX: new.minX, minY: from, maxX: new.maxX, maxY: to, visit)
+            } else {
+                layout.forEachItem(minX: from, minY: new.minY, maxX: to, maxY: new.maxY, visit)
             }
         }
         return (Self.sortedUnique(leaving), Self.sortedUnique(entering))
@@ -264,19 +260,15 @@ public struct ViewportSession: Sendable {
     func changedItems(in a: Region, notIn b: Region) -> [Int] {
         guard a != b else { return [] }
         var found: [Int] = []
-        let index = layout.index
-        layout.rects.withUnsafeBufferPointer { rects in
-            func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
-                index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item in
-                    let r = rects[item]
-                    if a.intersects(r) && !b.intersects(r) { found.append(item) }
-                }
+        func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
+            layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item, r in
+                if a.intersects(r) && !b.intersects(r) { found.append(item) }
             }
-            if b.minY > a.minY { search(a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
-            if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
-            if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
-            if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
         }
+        if b.minY > a.minY { search(a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
+        if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
+        if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
+        if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
         return Self.sortedUnique(found)
     }
 
