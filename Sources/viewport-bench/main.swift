@@ -130,6 +130,27 @@ do {
     line("layout swap, 1M items (diff only)", "\(fmt((now() - t0) * 1e6, 1)) µs  (\(plan.move.count) moved, new layout built in \(fmt(buildSeconds * 1000, 0)) ms)")
 }
 
+// A generated layout: the same number of items as one list section.
+do {
+    let before = heapBytes()
+    t0 = now()
+    var stack = SectionStack(axis: .y)
+    var builder = LayoutBuilder()
+    try stack.append(SectionSpec(id: "feed", reuse: "card", shape: .list(axis: nil, count: count, size: Size(width: 375, height: 120), spacing: 10)), to: &builder)
+    let generated = try builder.build()
+    let seconds = now() - t0
+    line("generated list layout, \(count) items", "built in \(fmt(seconds * 1000, 0)) ms (digest), \(heapBytes() - before) bytes")
+    var session = try ViewportSession(layout: generated, configuration: SessionConfiguration(viewport: viewport))
+    let steps = 1_000_000
+    var y = 0.0
+    t0 = now()
+    for i in 0..<steps {
+        y += (i / 20_000) % 2 == 0 ? 7 : -7
+        _ = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 1_000_000 + y)))
+    }
+    line("  small steps on it: updates/s", "\(fmt(Double(steps) / (now() - t0) / 1e6, 3)) M")
+}
+
 // Bytes per session: many sessions with ~15 items shown, each scrolled a little so pools exist.
 do {
     let sessionCount = 10_000

@@ -112,10 +112,29 @@ public final class Layout: Sendable {
         case .explicit(let k):
             return try ids.withBytes(at: k, body)
         case .generated(let section, let k):
-            var bytes = Array(section.id.utf8)
-            bytes.append(UInt8(ascii: "-"))
-            bytes.append(contentsOf: String(k).utf8)
-            return try bytes.withUnsafeBytes(body)
+            // `<section>-<k>`, spelled into a stack buffer (ids are at most 256 bytes).
+            return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Layout.maxIDBytes + 24) { buffer in
+                var length = 0
+                for byte in section.id.utf8 {
+                    buffer[length] = byte
+                    length += 1
+                }
+                buffer[length] = UInt8(ascii: "-")
+                length += 1
+                var digits = 1
+                var rest = k
+                while rest >= 10 {
+                    rest /= 10
+                    digits += 1
+                }
+                rest = k
+                for position in stride(from: length + digits - 1, through: length, by: -1) {
+                    buffer[position] = UInt8(48 + rest % 10)
+                    rest /= 10
+                }
+                length += digits
+                return try body(UnsafeRawBufferPointer(UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[0..<length])))
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import ViewportCore
 
-/// Decodes a layout object (`{"items": […], "contentSize": [w, h]}`) straight into a
+/// Decodes a layout object (`{"items": […], "contentSize": [w, h]}`, or generated:
+/// `{"sections": […], "axis", "insets", "spacing", "contentSize"}`) straight into a
 /// `LayoutBuilder`, item by item, without an intermediate array of strings.
 ///
 /// Error precedence follows API.md (413, then 400, then 422): more items than allowed stops at
@@ -25,6 +26,10 @@ struct LayoutDecoder {
         var builder = LayoutBuilder(maxItems: maxItems)
         var invalid: Problem?
         var sawItems = false
+        var sections: [SectionSpec]?
+        var axis = Axis.y
+        var insets = Insets.zero
+        var spacing = 0.0
         var idBytes: [UInt8] = []
         idBytes.reserveCapacity(64)
         guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a layout object") }
@@ -36,6 +41,7 @@ struct LayoutDecoder {
                 try r.readArray { r, index in
                     var rect: Rect?
                     var reuse: String?
+                    var sticky = false
                     var hasID = false
                     guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an item object") }
                     try r.readObject { r, key in
@@ -49,6 +55,8 @@ struct LayoutDecoder {
                             rect = Rect(x: x, y: y, width: w, height: h)
                         case "reuse":
                             reuse = r.readNullIfPresent() ? nil : try r.readString()
+                        case "sticky":
+                            sticky = try r.readBool()
                         default:
                             throw r.unknownField(key)
                         }
@@ -57,13 +65,21 @@ struct LayoutDecoder {
                     guard let rect else { throw JSONReader.missingField("items[\(index)].rect") }
                     guard invalid == nil else { return }
                     do {
-                        try builder.append(idUTF8: idBytes, rect: rect, reuse: reuse)
+                        try builder.append(idUTF8: idBytes, rect: rect, reuse: reuse, sticky: sticky)
                     } catch LayoutError.tooManyItems(_, let limit) {
                         throw Problem.tooLarge("items: more than \(limit) items (layouts.maxItems)")
                     } catch {
                         invalid = .invalid(String(describing: error))
                     }
                 }
+            case "sections":
+                sections = try SectionsDecoder.decode(&r)
+            case "axis":
+                axis = try r.readEnum(Axis.self)
+            case "insets":
+                insets = try r.readInsets()
+            case "spacing":
+                spacing = try r.readDouble()
             case "contentSize":
                 let (w, h) = try r.readDoublePair()
                 do {
@@ -75,7 +91,27 @@ struct LayoutDecoder {
                 throw r.unknownField(key, in: "layout")
             }
         }
-        guard sawItems else { throw JSONReader.missingField("items") }
+        if let sections {
+            guard !sawItems else { throw JSONError(.type, "layout: give either items or sections, not both") }
+            if invalid == nil {
+                // Sections stack in order along the axis, inside the insets.
+                var stack = SectionStack(axis: axis, insets: insets, spacing: spacing)
+                do {
+                    guard spacing.isFinite, spacing >= 0 else { throw LayoutError.invalidSection(field: "spacing", reason: "must be finite and not negative") }
+                    for spec in sections { try stack.append(spec, to: &builder) }
+                    try builder.setTrailingPadding(stack.trailingPadding)
+                } catch LayoutError.tooManyItems(_, let limit) {
+                    throw Problem.tooLarge("sections: more than \(limit) items (layouts.maxItems)")
+                } catch {
+                    invalid = .invalid(String(describing: error))
+                }
+            }
+        } else {
+            guard sawItems else { throw JSONReader.missingField("items") }
+            guard axis == .y, insets == .zero, spacing == 0 else {
+                throw JSONError(.type, "layout: axis, insets and spacing apply to sections; give sections")
+            }
+        }
         if let invalid { throw invalid }
         do {
             return try builder.build()

@@ -1,0 +1,141 @@
+import ViewportCore
+
+/// Decodes a layout's `sections`: each `{"id"?, "reuse"?}` plus exactly one of
+/// `"list": {"count", "size" | "sizes", "spacing"?, "axis"?}`,
+/// `"grid": {"columns", "count", "itemSize", "spacing"?}` (spacing a number or `[x, y]`),
+/// `"pages": {"count", "size", "axis"?}`, or `"items": [{"id", "rect", "reuse"?, "sticky"?}]`.
+enum SectionsDecoder {
+    static func decode(_ r: inout JSONReader) throws -> [SectionSpec] {
+        var sections: [SectionSpec] = []
+        guard r.peekKind() == .array else { throw r.typeMismatch(expected: "an array of sections") }
+        try r.readArray { r, index in
+            var id: String?
+            var reuse: String?
+            var shapes: [SectionSpec.Shape] = []
+            guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a section object") }
+            try r.readObject { r, key in
+                switch key {
+                case "id": id = try r.readString()
+                case "reuse": reuse = r.readNullIfPresent() ? nil : try r.readString()
+                case "list": shapes.append(try decodeList(&r))
+                case "grid": shapes.append(try decodeGrid(&r))
+                case "pages": shapes.append(try decodePages(&r))
+                case "items": shapes.append(.items(try decodeItems(&r)))
+                default: throw r.unknownField(key, in: "sections[\(index)]")
+                }
+            }
+            guard shapes.count == 1, let shape = shapes.first else {
+                throw JSONError(.type, "sections[\(index)]: give exactly one of list, grid, pages, items")
+            }
+            sections.append(SectionSpec(id: id, reuse: reuse, shape: shape))
+        }
+        return sections
+    }
+
+    private static func decodeList(_ r: inout JSONReader) throws -> SectionSpec.Shape {
+        var count: Int?
+        var size: Size?
+        var sizes: [Size]?
+        var spacing = 0.0
+        var axis: Axis?
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a list object") }
+        try r.readObject { r, key in
+            switch key {
+            case "count": count = try r.readInt()
+            case "size": size = try r.readSize()
+            case "sizes":
+                var list: [Size] = []
+                try r.readArray { r, _ in list.append(try r.readSize()) }
+                sizes = list
+            case "spacing": spacing = try r.readDouble()
+            case "axis": axis = try r.readEnum(Axis.self)
+            default: throw r.unknownField(key, in: "list")
+            }
+        }
+        switch (size, sizes) {
+        case (let size?, nil):
+            guard let count else { throw JSONReader.missingField("list.count") }
+            return .list(axis: axis, count: count, size: size, spacing: spacing)
+        case (nil, let sizes?):
+            if let count, count != sizes.count {
+                throw JSONError(.type, "list: count \(count) but \(sizes.count) sizes")
+            }
+            return .sizedList(axis: axis, sizes: sizes, spacing: spacing)
+        default:
+            throw JSONError(.type, "list: give either size or sizes")
+        }
+    }
+
+    private static func decodeGrid(_ r: inout JSONReader) throws -> SectionSpec.Shape {
+        var columns: Int?
+        var count: Int?
+        var itemSize: Size?
+        var spacing = Size.zero
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a grid object") }
+        try r.readObject { r, key in
+            switch key {
+            case "columns": columns = try r.readInt()
+            case "count": count = try r.readInt()
+            case "itemSize": itemSize = try r.readSize()
+            case "spacing":
+                if r.peekKind() == .number {
+                    let gap = try r.readDouble()
+                    spacing = Size(width: gap, height: gap)
+                } else {
+                    spacing = try r.readSize()
+                }
+            default: throw r.unknownField(key, in: "grid")
+            }
+        }
+        guard let columns else { throw JSONReader.missingField("grid.columns") }
+        guard let count else { throw JSONReader.missingField("grid.count") }
+        guard let itemSize else { throw JSONReader.missingField("grid.itemSize") }
+        return .grid(columns: columns, count: count, itemSize: itemSize, spacing: spacing)
+    }
+
+    private static func decodePages(_ r: inout JSONReader) throws -> SectionSpec.Shape {
+        var count: Int?
+        var size: Size?
+        var axis: Axis?
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a pages object") }
+        try r.readObject { r, key in
+            switch key {
+            case "count": count = try r.readInt()
+            case "size": size = try r.readSize()
+            case "axis": axis = try r.readEnum(Axis.self)
+            default: throw r.unknownField(key, in: "pages")
+            }
+        }
+        guard let count else { throw JSONReader.missingField("pages.count") }
+        guard let size else { throw JSONReader.missingField("pages.size") }
+        return .pages(axis: axis, count: count, size: size)
+    }
+
+    private static func decodeItems(_ r: inout JSONReader) throws -> [SectionSpec.Item] {
+        var items: [SectionSpec.Item] = []
+        guard r.peekKind() == .array else { throw r.typeMismatch(expected: "an array of items") }
+        try r.readArray { r, index in
+            var id: String?
+            var rect: Rect?
+            var item = SectionSpec.Item(id: "", rect: .zero)
+            guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an item object") }
+            try r.readObject { r, key in
+                switch key {
+                case "id": id = try r.readString()
+                case "rect":
+                    let (x, y, w, h) = try r.readDoubleQuad()
+                    rect = Rect(x: x, y: y, width: w, height: h)
+                case "reuse": item.reuse = r.readNullIfPresent() ? nil : try r.readString()
+                case "sticky": item.sticky = try r.readBool()
+                default: throw r.unknownField(key)
+                }
+            }
+            guard let id else { throw JSONReader.missingField("items[\(index)].id") }
+            guard let rect else { throw JSONReader.missingField("items[\(index)].rect") }
+            item.id = id
+            item.rect = rect
+            items.append(item)
+        }
+        return items
+    }
+}
