@@ -18,7 +18,7 @@ public final class Layout: Sendable {
     let segments: [LayoutSegment]
     /// Generated sections by id, as indices into `segments`.
     let generatedSections: [String: Int]
-    /// Sticky items (section headers that pin to the top), in layout order.
+    /// Sticky items (section headers that pin to the top), by their top edge (then layout order).
     public let stickyItems: [Int]
     /// Number of items.
     public let count: Int
@@ -41,8 +41,8 @@ public final class Layout: Sendable {
         self.explicitRects = rects
         self.reuseClasses = reuseClasses
         self.segments = segments
-        self.stickyItems = stickyItems
         self.count = segments.last.map { $0.start + $0.count } ?? rects.count
+        self.stickyItems = stickyItems
         var sections: [String: Int] = [:]
         for (k, segment) in segments.enumerated() {
             if case .generated(_, let section) = segment { sections[section.id] = k }

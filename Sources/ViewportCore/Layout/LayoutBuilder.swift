@@ -12,7 +12,8 @@ public struct LayoutBuilder: Sendable {
     /// Runs of explicit items and generated sections; only kept once a section is generated.
     private var segments: [LayoutSegment] = []
     private var generatedCount = 0
-    private var sticky: [Int] = []
+    /// Sticky items with their top edges.
+    private var sticky: [(item: Int, top: Double)] = []
     /// Added to the items' extent for the default content size (a section stack's trailing insets).
     private var trailingPadding = Size.zero
 
@@ -49,7 +50,7 @@ public struct LayoutBuilder: Sendable {
                 segments.append(.explicit(start: index, storageStart: rects.count, count: 1))
             }
         }
-        if sticky { self.sticky.append(index) }
+        if sticky { self.sticky.append((index, rect.y)) }
         ids.append(id)
         rects.append(rect)
         reuseClasses.append(reuseClass(for: reuse))
@@ -122,8 +123,9 @@ public struct LayoutBuilder: Sendable {
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
+        let stickyByTop = sticky.sorted { ($0.top, $0.item) < ($1.top, $1.item) }.map(\.item)
         let provisional = Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: sticky,
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
             reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "")
         // An explicit id that spells a generated one ("feed-3") would name two items.
         if !sectionIDs.isEmpty {
@@ -136,7 +138,7 @@ public struct LayoutBuilder: Sendable {
             }
         }
         return Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: sticky,
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
             reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
             digest: Self.digest(of: provisional))
     }

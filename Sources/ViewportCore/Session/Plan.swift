@@ -23,6 +23,10 @@ public struct Plan: Hashable, Sendable {
     public var move: [PlanEntry] = []
     /// After a layout change: the layout `recycle` and `discard` refer to (the previous one).
     public var previousLayout: Layout?
+    /// A sticky header newly pinned, or whose pinned rect moved (pushed by the next header).
+    public var pin: [PinEntry] = []
+    /// A sticky header no longer pinned that stays materialized: back to its layout rect.
+    public var unpin: [PinEntry] = []
     /// Helper outputs; nil when there are none. Boxed so that a plan without them stays the size
     /// of the view lists (plans are copied on every update).
     private var box: PlanExtras.Box?
@@ -39,7 +43,9 @@ public struct Plan: Hashable, Sendable {
     }
 
     /// True when the plan asks the client to do nothing to its views.
-    public var isEmpty: Bool { recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty && move.isEmpty }
+    public var isEmpty: Bool {
+        recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty && move.isEmpty && pin.isEmpty && unpin.isEmpty
+    }
 
     /// Changes the helper outputs in place.
     @inline(__always)
@@ -52,7 +58,7 @@ public struct Plan: Hashable, Sendable {
     public static func == (a: Plan, b: Plan) -> Bool {
         a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard
             && a.reuse == b.reuse && a.create == b.create && a.extras == b.extras && a.move == b.move
-            && a.previousLayout === b.previousLayout
+            && a.previousLayout === b.previousLayout && a.pin == b.pin && a.unpin == b.unpin
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -65,6 +71,8 @@ public struct Plan: Hashable, Sendable {
         hasher.combine(extras)
         hasher.combine(move)
         hasher.combine(previousLayout.map(ObjectIdentifier.init))
+        hasher.combine(pin)
+        hasher.combine(unpin)
     }
 
     // MARK: Paging

@@ -34,7 +34,12 @@ extension ViewportSession {
             }
         }
         let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer)
-        let materialized = newLayout.items(in: newRegion)
+        var materialized = newLayout.items(in: newRegion)
+        // A sticky header pinned in the new layout is materialized too.
+        let newPin = newLayout.stickyItems.isEmpty ? nil : ViewportSession.pinnedHeader(in: newLayout, at: newOffset, insets: insets)
+        if let newPin, !materialized.contains(newPin.item) {
+            materialized.insert(newPin.item, at: materialized.firstIndex { $0 > newPin.item } ?? materialized.count)
+        }
         let isMaterialized = Set(materialized)
 
         // Reuse classes carry over by name; names the new layout lacks keep a class of their own.
@@ -116,6 +121,9 @@ extension ViewportSession {
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
         plan.move = moves.sorted { $0.item < $1.item }
         plan.previousLayout = old
+        let oldPin = pinned.flatMap { pin in newIndex(of: pin.item).map { PinnedHeader(item: $0, rect: pin.rect) } }
+        (plan.pin, plan.unpin) = pinEntries(old: oldPin, new: newPin)
+        pinned = newPin
         if usesHelpers || selected != nil {
             // Items that stay on screen keep their exposure; the rest enter or leave it.
             let screenAfter = exposureTracker == nil ? [] : items(in: Region(offset: newOffset, viewport: viewport, buffer: 0))

@@ -26,6 +26,8 @@ public struct ViewportSession: Sendable {
     var nextView = 1
     /// Where the region may move without changing the materialized set (see `SafeWindow`).
     var safeWindow: SafeWindow?
+    /// The sticky header pinned at the top, if any (see `ViewportSession+Sticky.swift`).
+    public internal(set) var pinned: PinnedHeader?
 
     /// The last applied sequence number (0 is the opening plan).
     public internal(set) var seq: UInt64 = 0
@@ -78,8 +80,14 @@ public struct ViewportSession: Sendable {
             throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
         }
         resolveCaps()
-        let entering = loop == nil ? layout.items(in: region) : items(in: region)
+        var entering = loop == nil ? layout.items(in: region) : items(in: region)
+        let pin = loop == nil ? pinnedHeader(at: offset) : nil
+        if let pin, !entering.contains(pin.item) {
+            entering.insert(pin.item, at: entering.firstIndex { $0 > pin.item } ?? entering.count)
+        }
         var plan = makePlan(leaving: [], entering: entering, offset: offset)
+        pinned = pin
+        plan.pin = pinEntries(old: nil, new: pin).pin
         if usesHelpers {
             finishPlan(&plan, phase: .idle, velocity: nil, previous: nil, leaving: [], entering: entering)
         }
@@ -117,7 +125,8 @@ public struct ViewportSession: Sendable {
         viewport = newViewport
         if let select = update.select { selected = select.item }
         let finishes = usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin
-        if let window = safeWindow, window.contains(newRegion) {
+        let newPin = layout.stickyItems.isEmpty || loop != nil ? nil : pinnedHeader(at: newOffset)
+        if let window = safeWindow, window.contains(newRegion), newPin == pinned {
             region = newRegion
             var plan = Plan(seq: seq, offset: offset)
             if finishes {
@@ -131,8 +140,8 @@ public struct ViewportSession: Sendable {
         let moved = max(
             abs(newRegion.minX - region.minX), abs(newRegion.maxX - region.maxX),
             abs(newRegion.minY - region.minY), abs(newRegion.maxY - region.maxY))
-        let leaving: [Int]
-        let entering: [Int]
+        var leaving: [Int]
+        var entering: [Int]
         if let loop {
             // Periodic content: compare the shown items with the ones at the new region. An item
             // whose view must move to another copy of it (a jump) leaves and enters again.
@@ -153,8 +162,15 @@ public struct ViewportSession: Sendable {
             entering = changedItems(in: newRegion, notIn: region)
             safeWindow = nil
         }
+        if newPin != nil || pinned != nil {
+            adjustForPins(leaving: &leaving, entering: &entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
+        }
         region = newRegion
         var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
+        if newPin != nil || pinned != nil {
+            (plan.pin, plan.unpin) = pinEntries(old: pinned, new: newPin)
+            pinned = newPin
+        }
         if finishes {
             finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: leaving, entering: entering)
         }
