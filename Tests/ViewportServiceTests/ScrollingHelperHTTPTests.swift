@@ -28,7 +28,7 @@ import ViewportService
             #expect(first["prefetch"] == nil && first["cancelPrefetch"] == nil)
             // Region −20 … 520 (buffer 20, rows 0 … 5); at 1000 pt/s for 0.5 s it sweeps to 1020: rows 6 … 10.
             var plan = try update(client, s, #"{"offset":[0,0],"velocity":[0,1000],"phase":"dragging"}"#)
-            #expect(plan.ids("prefetch") == (6...10).map { "item-\($0)" })
+            #expect(plan.names("prefetch") == (6...10).map { "item-\($0)" })
             // Same prediction again: nothing new, nothing cancelled.
             plan = try update(client, s, #"{"offset":[0,0],"velocity":[0,1000],"phase":"dragging"}"#)
             #expect(plan["prefetch"] == nil && plan["cancelPrefetch"] == nil)
@@ -36,20 +36,20 @@ import ViewportService
             // it), 7 … 10 still predicted, 11 new.
             plan = try update(client, s, #"{"offset":[0,150],"velocity":[0,1000],"phase":"dragging"}"#)
             #expect(plan.ids("reuse") + plan.ids("create") == ["item-6"])
-            #expect(plan.ids("prefetch") == ["item-11"])
+            #expect(plan.names("prefetch") == ["item-11"])
             #expect(plan["cancelPrefetch"] == nil)
             // Slowing down: the sweep ends at 670 + 100 = 770: 7 stays, 8 … 11 cancelled.
             plan = try update(client, s, #"{"offset":[0,150],"velocity":[0,200],"phase":"decelerating"}"#)
             #expect(plan["prefetch"] == nil)
-            #expect(plan.ids("cancelPrefetch") == ["item-8", "item-9", "item-10", "item-11"])
+            #expect(plan.names("cancelPrefetch") == ["item-8", "item-9", "item-10", "item-11"])
             // No velocity: every outstanding prediction is cancelled.
             plan = try update(client, s, #"{"offset":[0,150]}"#)
-            #expect(plan.ids("cancelPrefetch") == ["item-7"])
+            #expect(plan.names("cancelPrefetch") == ["item-7"])
             plan = try update(client, s, #"{"offset":[0,150]}"#)
             #expect(plan["cancelPrefetch"] == nil)
             // Upward velocity predicts upward.
             plan = try update(client, s, #"{"offset":[0,150],"velocity":[0,-400],"phase":"dragging"}"#)
-            #expect(plan.ids("prefetch") == ["item-0"])
+            #expect(plan.names("prefetch") == ["item-0"])
         }
     }
 
@@ -89,8 +89,8 @@ import ViewportService
             let plans = reply.lines
             try #require(plans.count == lines.count)
             for (i, plan) in plans.enumerated() {
-                #expect(plan.ids("prefetch") == expected[i].prefetch, "line \(i + 1)")
-                #expect(plan.ids("cancelPrefetch") == expected[i].cancel, "line \(i + 1)")
+                #expect(plan.names("prefetch") == expected[i].prefetch, "line \(i + 1)")
+                #expect(plan.names("cancelPrefetch") == expected[i].cancel, "line \(i + 1)")
             }
         }
     }
@@ -102,7 +102,7 @@ import ViewportService
             let client = try service.connect()
             let (s, first) = try open(client, #","lazyLoad":true,"paging":{"mode":"page","size":[375,500]}"#, buffer: 50)
             // The opening plan is idle: every materialized item (0 … 550: rows 0 … 5).
-            #expect(first.ids("load") == (0...5).map { "item-\($0)" })
+            #expect(first.names("load") == (0...5).map { "item-\($0)" })
             // Dragging and decelerating load nothing, even as rows enter.
             var plan = try update(client, s, #"{"offset":[0,0],"phase":"drag-begin"}"#)
             #expect(plan["load"] == nil)
@@ -112,29 +112,29 @@ import ViewportService
             // rows 5 … 9; 5 is loaded already.
             plan = try update(client, s, #"{"offset":[0,220],"velocity":[0,800],"phase":"drag-end"}"#)
             #expect(plan.doubles("target") == [0, 500])
-            #expect(plan.ids("load") == (6...9).map { "item-\($0)" })
+            #expect(plan.names("load") == (6...9).map { "item-\($0)" })
             plan = try update(client, s, #"{"offset":[0,400],"velocity":[0,300],"phase":"decelerating"}"#)
             #expect(plan["load"] == nil)
             // idle at the target: the materialized rows not yet loaded (450 … 1050: 4 … 10, 4 loaded,
             // 10 not).
             plan = try update(client, s, #"{"offset":[0,500]}"#)
-            #expect(plan.ids("load") == ["item-10"])
+            #expect(plan.names("load") == ["item-10"])
             plan = try update(client, s, #"{"offset":[0,500]}"#)
             #expect(plan["load"] == nil)
             // Rows 0 … 3 left the region: they are no longer loaded, and load again on the way back.
             plan = try update(client, s, #"{"offset":[0,0],"phase":"drag-begin"}"#)
-            #expect(plan.ids("load") == (0...3).map { "item-\($0)" })
+            #expect(plan.names("load") == (0...3).map { "item-\($0)" })
             // A drag-end whose target loads rows that are never materialized, then a drag-begin
             // elsewhere: those loads are forgotten, so they load again later.
             plan = try update(client, s, #"{"offset":[0,3000],"phase":"drag-begin"}"#)
-            #expect(plan.ids("load") == (29...35).map { "item-\($0)" })
+            #expect(plan.names("load") == (29...35).map { "item-\($0)" })
             plan = try update(client, s, #"{"offset":[0,3020],"velocity":[0,100],"phase":"drag-end"}"#)
             #expect(plan.doubles("target") == [0, 3500])
-            #expect(plan.ids("load") == (36...39).map { "item-\($0)" })
+            #expect(plan.names("load") == (36...39).map { "item-\($0)" })
             plan = try update(client, s, #"{"offset":[0,3000],"phase":"drag-begin"}"#)
             #expect(plan["load"] == nil)
             plan = try update(client, s, #"{"offset":[0,3500]}"#)
-            #expect(plan.ids("load") == (36...40).map { "item-\($0)" })
+            #expect(plan.names("load") == (36...40).map { "item-\($0)" })
         }
     }
 
@@ -323,4 +323,9 @@ import ViewportService
             #expect((try client.update(s, #"{"offset":[0,0],"select":5}"#).problem(400)["detail"] as? String ?? "").contains("select"))
         }
     }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// A plan list of plain ids (`prefetch`, `cancelPrefetch`, `load`, `leave`); absent = empty.
+    func names(_ key: String) -> [String] { self[key] as? [String] ?? [] }
 }
