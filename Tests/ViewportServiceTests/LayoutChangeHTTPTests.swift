@@ -367,6 +367,30 @@ struct IDModel {
         }
     }
 
+    /// A layout change is an update without velocity: it cancels every outstanding prediction that
+    /// did not enter, including the predicted items the new layout removed (named, like `leave`,
+    /// in the previous layout's ids and order).
+    @Test func aLayoutChangeCancelsEveryOutstandingPredictionIncludingRemovedItems() throws {
+        try withService { service in
+            let client = try service.connect()
+            let a = Self.rows((0..<20).map { "r\($0)" })
+            let s = try client.openSession(#"{"layout":\#(layoutJSON(a)),"viewport":[375,500],"buffer":0,"prefetch":1}"#).id
+            let predicted = try client.update(s, #"{"offset":[0,0],"velocity":[0,350],"phase":"dragging"}"#).json
+            #expect(predicted["prefetch"] as? [String] == ["r5", "r6", "r7", "r8"])
+            // r6 removed; r8 moved onto the screen (it enters: no cancel); r5 and r7 stay off screen.
+            var b = Self.rows(["r0", "r1", "r2", "r3", "r4", "r5", "r7"] + (9..<20).map { "r\($0)" })
+            b.insert(TestItem(id: "r8", rect: [0, 50, 10, 10], reuse: "row"), at: 1)
+            let reply = try put(client, s, #"{"layout":\#(layoutJSON(b))}"#)
+            #expect(reply.status == 200, "\(reply.text)")
+            let plan = reply.json
+            #expect(plan.ids("create") + plan.ids("reuse") == ["r8"])
+            #expect(plan["cancelPrefetch"] as? [String] == ["r5", "r6", "r7"])
+            // Nothing is outstanding any more.
+            let next = try client.update(s, #"{"offset":[0,0]}"#).json
+            #expect(next["cancelPrefetch"] == nil)
+        }
+    }
+
     @Test func aLoopingSessionRefusesALayoutChange() throws {
         try withService { service in
             let client = try service.connect()
