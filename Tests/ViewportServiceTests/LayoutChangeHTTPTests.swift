@@ -53,7 +53,8 @@ struct IDModel {
     }
 
     /// Checks `plan` for moving to `new` items at `newOffset` and applies it.
-    mutating func apply(_ plan: [String: Any], to new: [TestItem], offset newOffset: [Double], sourceLocation: SourceLocation = #_sourceLocation) {
+    @discardableResult
+    mutating func apply(_ plan: [String: Any], to new: [TestItem], offset newOffset: [Double], sourceLocation: SourceLocation = #_sourceLocation) -> [String] {
         step += 1
         seq += 1
         #expect(plan.int("seq") == seq, sourceLocation: sourceLocation)
@@ -166,6 +167,7 @@ struct IDModel {
         #expect(Set(shown.keys) == expectedSet, sourceLocation: sourceLocation)
         items = new
         offset = newOffset
+        return leaving
     }
 
     /// Checks the opening plan.
@@ -456,15 +458,33 @@ struct IDModel {
             let offset = [0.0, Double(Int.random(in: 0...2000, using: &g))]
             let layout = try client.postLayout(layoutJSON(items))
             let (s, opened) = try client.openSession(
-                #"{"layout":"\#(layout)","viewport":[375,500],"offset":[0,\#(number(offset[1]))],"buffer":\#(number(buffer))\#(Self.poolJSON(caps))}"#)
+                #"{"layout":"\#(layout)","viewport":[375,500],"offset":[0,\#(number(offset[1]))],"buffer":\#(number(buffer))\#(Self.poolJSON(caps)),"exposure":true,"lazyLoad":true}"#)
             var model = IDModel(items: items, offset: offset, viewport: viewport, buffer: buffer, caps: caps)
-            model.open(opened.object("plan"))
+            let firstPlan = opened.object("plan")
+            model.open(firstPlan)
+            // Helpers followed by id: exposure counts, loads, selection.
+            var helpers = HelperModel()
+            helpers.check(firstPlan, model: model, before: nil, leaving: [], "open")
             for generation in 1...50 {
+                let before = (items: model.items, offset: model.offset)
+                var plan: [String: Any]
+                var leaving: [String]
                 if Int.random(in: 0..<3, using: &g) == 0 {
                     let y = model.offset[1] + Double(Int.random(in: -300...300, using: &g))
-                    let reply = try client.update(s, #"{"offset":[0,\#(number(y))]}"#)
+                    var select = ""
+                    if Int.random(in: 0..<3, using: &g) == 0 {
+                        if let item = items.randomElement(using: &g), Bool.random(using: &g) {
+                            select = #","select":"\#(item.id)""#
+                            helpers.selected = item.id
+                        } else {
+                            select = #","select":null"#
+                            helpers.selected = nil
+                        }
+                    }
+                    let reply = try client.update(s, #"{"offset":[0,\#(number(y))]\#(select)}"#)
                     #expect(reply.status == 200)
-                    model.apply(reply.json, to: items, offset: [0, y])
+                    plan = reply.json
+                    leaving = model.apply(plan, to: items, offset: [0, y])
                 } else {
                     let next = Self.mutate(items, generation: generation, using: &g)
                     let anchor = Bool.random(using: &g)
@@ -474,11 +494,48 @@ struct IDModel {
                     let seq = Bool.random(using: &g) ? #","seq":\#(model.seq + 1)"# : ""
                     let reply = try put(client, s, #"{"layout":\#(reference)\#(anchor ? #","anchor":"visible""# : (Bool.random(using: &g) ? #","anchor":"none""# : ""))\#(seq)}"#)
                     #expect(reply.status == 200, "seed \(seed) generation \(generation): \(reply.text)")
-                    model.apply(reply.json, to: next, offset: expectedOffset)
+                    plan = reply.json
+                    leaving = model.apply(plan, to: next, offset: expectedOffset)
                     items = next
+                    if let selected = helpers.selected, !next.contains(where: { $0.id == selected }) { helpers.selected = nil }
                 }
+                helpers.check(plan, model: model, before: before, leaving: leaving, "seed \(seed) generation \(generation)")
                 model.check(state: try client.state(s))
             }
+        }
+    }
+}
+
+/// `exposure` and `lazyLoad` (every update here is idle) and `select`, followed by item id across
+/// layouts: API.md "Scrolling helpers".
+struct HelperModel {
+    var times: [String: Int] = [:]
+    var loaded: Set<String> = []
+    var selected: String?
+
+    mutating func check(
+        _ plan: [String: Any], model: IDModel, before: (items: [TestItem], offset: [Double])?, leaving: [String], _ context: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let screenAfter = materialized(model.items, offset: model.offset, viewport: model.viewport, buffer: 0)
+        let screenBefore = before.map { materialized($0.items, offset: $0.offset, viewport: model.viewport, buffer: 0) } ?? []
+        let stayed = Set(screenBefore).intersection(screenAfter)
+        var enter: [String] = []
+        for id in screenAfter where !stayed.contains(id) {
+            times[id, default: 0] += 1
+            enter.append("\(id):\(times[id]!)")
+        }
+        #expect(plan.entries("enter").map { "\($0["id"] as? String ?? "?"):\($0.int("times") ?? 0)" } == enter, "enter \(context)", sourceLocation: sourceLocation)
+        #expect(plan["leave"] as? [String] ?? [] == screenBefore.filter { !stayed.contains($0) }, "leave \(context)", sourceLocation: sourceLocation)
+        // Idle: items that left are no longer loaded; every materialized item not loaded loads.
+        for id in leaving { loaded.remove(id) }
+        let shown = materialized(model.items, offset: model.offset, viewport: model.viewport, buffer: model.buffer)
+        let load = shown.filter { !loaded.contains($0) }
+        loaded.formUnion(load)
+        #expect(plan["load"] as? [String] ?? [] == load, "load \(context)", sourceLocation: sourceLocation)
+        for entry in plan.entries("create") + plan.entries("reuse") {
+            let isSelected = entry["id"] as? String == selected
+            #expect((entry["selected"] as? Bool ?? false) == isSelected, "selected \(context)", sourceLocation: sourceLocation)
         }
     }
 }
