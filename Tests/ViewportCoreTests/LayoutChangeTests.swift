@@ -263,6 +263,21 @@ struct LayoutChangeHelperTests {
         #expect(plan.discard.isEmpty && plan.recycle.map { a.id(at: $0.item) } == ["a"])
     }
 
+    @Test func aLayoutChangeCancelsOutstandingPredictionsOfRemovedItemsToo() throws {
+        let a = try makeLayout(Self.rows((0..<10).map { "r\($0)" }))
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 200), buffer: 0)
+        configuration.prefetch = 1
+        var session = try ViewportSession(layout: a, configuration: configuration)
+        let predicted = try session.apply(ViewportUpdate(offset: .zero, velocity: Point(x: 0, y: 150), phase: .dragging))
+        #expect(predicted.prefetch == [2, 3])
+        // r2 removed, r3 still off screen: both cancelled, named by the previous layout.
+        let b = try makeLayout(Self.rows(["r0", "r1"] + (3..<10).map { "r\($0)" }))
+        let plan = try session.changeLayout(to: b, anchor: .none)
+        #expect(plan.previousLayout === a)
+        #expect(plan.cancelPrefetch.map { a.id(at: $0) } == ["r2", "r3"])
+        #expect(try session.apply(ViewportUpdate(offset: .zero)).cancelPrefetch.isEmpty)
+    }
+
     @Test func loopingSessionsRefuseLayoutChanges() throws {
         let pages = (0..<5).map { ItemSpec(id: "p\($0)", rect: Rect(x: Double($0) * 100, y: 0, width: 100, height: 100), reuse: "page") }
         var configuration = SessionConfiguration(viewport: Size(width: 100, height: 100), buffer: 50)

@@ -11,9 +11,12 @@ extension ViewportSession {
     ///   loaded, plus a screen query at `drag-end`; `links` O(links).
     /// The helpers' outputs for a layout change (phase idle, no velocity). `leaving` are new-layout
     /// positions of leaving items still in the layout; `leftScreen` are previous-layout positions
-    /// (a layout change's `leave`, like its `recycle` and `discard`, names the previous layout).
+    /// (a layout change's `leave`, like its `recycle` and `discard`, names the previous layout);
+    /// so are `cancelledPredictions`, every prediction outstanding before the change that did not
+    /// enter (a layout change has no velocity), removed items included.
     mutating func finishLayoutChangePlan(
-        _ plan: inout Plan, leaving: [Int], entering: [Int], enteredScreen: [Int], leftScreen: [Int]
+        _ plan: inout Plan, leaving: [Int], entering: [Int], enteredScreen: [Int], leftScreen: [Int],
+        cancelledPredictions: [Int]
     ) {
         var extras = PlanExtras()
         extras.selected = selected
@@ -21,10 +24,7 @@ extension ViewportSession {
             extras.enter = enter
             extras.leave = leave
         }
-        if prefetcher != nil {
-            let shown = self.shown
-            extras.cancelPrefetch = prefetcher?.update(predicted: nil, isMaterialized: { shown[$0] != nil }).cancel ?? []
-        }
+        if prefetcher != nil { extras.cancelPrefetch = cancelledPredictions }
         if lazyLoader != nil {
             lazyLoader?.itemsLeft(leaving)
             lazyLoader?.itemsEntered(entering)

@@ -102,7 +102,13 @@ extension ViewportSession {
             return j
         }
         selected = selected.flatMap(remapped)
-        prefetcher?.remap(remapped)
+        // A layout change has no velocity: every outstanding prediction ends. Those that did not
+        // enter are cancelled, including items the new layout removed, so they are named (like
+        // `leave`) by previous-layout positions.
+        let cancelledPredictions = prefetcher.map { prefetcher in
+            prefetcher.predicted.filter { remapped($0).map { !isMaterialized.contains($0) } ?? true }.sorted()
+        } ?? []
+        prefetcher?.remap { _ in nil }
         lazyLoader?.remap(remapped)
         exposureTracker?.remap(remapped)
 
@@ -132,7 +138,7 @@ extension ViewportSession {
             let leftScreen = screenBefore.filter { remapped($0).map { !stayed.contains($0) } ?? true }
             finishLayoutChangePlan(
                 &plan, leaving: leaving.compactMap { remapped($0.item) }, entering: entering,
-                enteredScreen: enteredScreen, leftScreen: leftScreen)
+                enteredScreen: enteredScreen, leftScreen: leftScreen, cancelledPredictions: cancelledPredictions)
         }
         lastPlan = plan
         return plan

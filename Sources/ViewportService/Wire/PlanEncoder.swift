@@ -90,9 +90,13 @@ enum PlanEncoder {
             w.key("page")
             w.int(page)
         }
-        for (name, items) in [("prefetch", plan.prefetch), ("cancelPrefetch", plan.cancelPrefetch), ("load", plan.load)] where !items.isEmpty {
+        // After a layout change, `cancelPrefetch` names the previous layout (predictions were made
+        // in it, and the new one may lack the item), like `leave`.
+        for (name, items, from) in [
+            ("prefetch", plan.prefetch, layout), ("cancelPrefetch", plan.cancelPrefetch, plan.previousLayout ?? layout), ("load", plan.load, layout),
+        ] where !items.isEmpty {
             w.key(name)
-            ids(items, layout: layout, into: &w)
+            ids(items, layout: from, into: &w)
         }
         if !plan.enter.isEmpty {
             w.key("enter")
