@@ -99,7 +99,7 @@ extension ViewportSession {
         selected = selected.flatMap(remapped)
         prefetcher?.remap(remapped)
         lazyLoader?.remap(remapped)
-        exposureTracker?.remap(remapped)
+        exposureTracker?.remap(from: old, to: newLayout, remapped)
 
         layout = newLayout
         extraReuseNames = extras
