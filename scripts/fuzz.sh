@@ -47,8 +47,9 @@ for _ in $(seq 300); do
 done
 grep -q 'listening on http://' "$log" || { echo "fuzz: viewportd did not start" >&2; exit 2; }
 
-# Random path ids only reach the 404 branch, so viewport updates (JSON and NDJSON) would hardly
-# be fuzzed past the session lookup: a second, focused run fuzzes that operation on a real session
+# Random path ids only reach the 404 branch, so viewport updates (JSON and NDJSON) and layout
+# changes would hardly
+# be fuzzed past the session lookup: focused runs fuzz those operations on a real session
 # (on a layout of 200 cards), given as the path parameter. The stateful phase of the first run
 # follows the document's links with real ids for the rest.
 session_id=$(python3 - "http://127.0.0.1:$port" "$token" <<'PY'
@@ -90,11 +91,13 @@ status=0
 printf '%s\n' "$(cat "$root/scripts/schemathesis.toml")" "$(cat "$root/scripts/schemathesis-ndjson.toml")" >"$work/all.toml"
 echo "fuzz: every operation"
 fuzz "$work/all.toml" || status=$?
-for media in json x-ndjson; do
-    echo "fuzz: POST /v1/sessions/{id}/viewport on a live session, application/$media bodies"
-    FUZZ_MEDIA_TYPE=application/$media fuzz "$work/viewport-${media#x-}.toml" \
-        --include-path '/v1/sessions/{id}/viewport' --phases examples,coverage,fuzzing || status=$?
-done
+# The JSON run also fuzzes layout changes (PUT /v1/sessions/{id}/layout) on that session.
+echo "fuzz: POST /v1/sessions/{id}/viewport and PUT /v1/sessions/{id}/layout on a live session, application/json bodies"
+FUZZ_MEDIA_TYPE=application/json fuzz "$work/viewport-json.toml" \
+    --include-path-regex '^/v1/sessions/\{id\}/(viewport|layout)$' --phases examples,coverage,fuzzing || status=$?
+echo "fuzz: POST /v1/sessions/{id}/viewport on a live session, application/x-ndjson bodies"
+FUZZ_MEDIA_TYPE=application/x-ndjson fuzz "$work/viewport-ndjson.toml" \
+    --include-path '/v1/sessions/{id}/viewport' --phases examples,coverage,fuzzing || status=$?
 elapsed=$(( $(date +%s) - started ))
 
 # The service must still be alive: a crash is a failure even when every response looked fine.

@@ -7,7 +7,9 @@ Starts the built viewportd on a free loopback port (with an auth token and small
 - checks every example in the document against its own schema (examples must be valid);
 - checks that GET /openapi.json serves the document byte for byte;
 - sends every documented request example, in an order that makes sense (store the layout, open
-  sessions, update them, read their state, close them), with the real ids substituted. A request
+  sessions, update them, change their layout, read their state, close them), with the real ids
+  substituted; an update or layout change example goes to the session opened by the POST
+  /v1/sessions example its `x-session` names (`feed` when absent). A request
   example named X expects the response status whose examples include X; the response must have
   that status, the documented media type, and a body valid against the documented schema, and it
   must equal the documented example X (after id substitution), so examples stay real responses;
@@ -52,7 +54,7 @@ import requests  # noqa: E402
 TOKEN = "conformance-token"
 MAX_BODY = 2048      # matches the 413 examples
 MAX_ITEMS = 16       # matches the tooManyItems example
-MAX_SESSIONS = 4
+MAX_SESSIONS = 8     # the examples keep five sessions open
 UNKNOWN_ID = "00000000000000000000000000000000"  # the id the 404/422 examples use
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
@@ -168,6 +170,7 @@ class Runner:
         self.base = base
         self.checks = checks
         self.ids = {}  # documented id → real id
+        self.sessions = {}  # POST /v1/sessions example name → real session id
         self.session = requests.Session()
 
     def send(self, method, path, body=None, media="application/json", auth=True, raw=None, headers=None):
@@ -223,7 +226,8 @@ class Runner:
         return self.checks.record(True, what)
 
     def run_examples(self, template, method, path, after=None):
-        """Sends every request example of an operation, in document order."""
+        """Sends every request example of an operation, in document order. In `path`, `{session}`
+        is the session opened by the example that the request example's `x-session` names."""
         op = self.spec.operation(template, method)
         results = {}
         for media, content in op.get("requestBody", {}).get("content", {}).items():
@@ -235,7 +239,12 @@ class Runner:
                     self.checks.record(False, f"{method.upper()} {template} example {name}", f"matched response statuses {statuses}, want exactly one")
                     continue
                 value = substitute(example["value"], self.ids)
-                response = self.send(method, substitute(path, self.ids), body=value, media=media)
+                session = example.get("x-session", "feed")
+                if "{session}" in path and session not in self.sessions:
+                    self.checks.record(False, f"{method.upper()} {template} example {name}", f"no session was opened by the example {session!r}")
+                    continue
+                target = substitute(path, self.ids).replace("{session}", self.sessions.get(session, ""))
+                response = self.send(method, target, body=value, media=media)
                 self.expect(f"example {name} ({media})", template, method, response, int(statuses[0]), example=name)
                 results[name] = response
                 if after:
@@ -328,14 +337,21 @@ def run(spec, base, checks):
 
     # Sessions: every example; the "feed" session is the one the update examples use.
     def session_opened(name, response):
+        if response.status_code == 201:
+            r.sessions[name] = response.json()["session"]
         if name == "feed" and response.status_code == 201:
             r.ids[documented_session] = response.json()["session"]
     r.run_examples("/v1/sessions", "post", "/v1/sessions", after=session_opened)
     r.expect("stored layout", "/v1/layouts/{id}", "get", r.send("get", f"/v1/layouts/{documented_layout}".replace(documented_layout, r.ids.get(documented_layout, documented_layout))), 200, example="feed")
-    viewport = f"/v1/sessions/{documented_session}/viewport"
-    r.run_examples("/v1/sessions/{id}/viewport", "post", viewport)
+    # Updates (paging drags, scrollTo, select, the carousel), then layout changes, each example on
+    # the session its x-session names.
+    r.run_examples("/v1/sessions/{id}/viewport", "post", "/v1/sessions/{session}/viewport")
+    r.run_examples("/v1/sessions/{id}/layout", "put", "/v1/sessions/{session}/layout")
+    r.expect("unknown session", "/v1/sessions/{id}/layout", "put", r.send("put", f"/v1/sessions/{UNKNOWN_ID}/layout", body={"layout": documented_layout}), 404, example="unknownSession")
     r.expect("unknown session", "/v1/sessions/{id}/viewport", "post", r.send("post", f"/v1/sessions/{UNKNOWN_ID}/viewport", body={"offset": [0, 0]}), 404, example="unknownSession")
     r.expect("after the updates", "/v1/sessions/{id}", "get", r.send("get", substitute(f"/v1/sessions/{documented_session}", r.ids)), 200, example="feed")
+    if "carousel" in r.sessions:
+        r.expect("carousel after recentering", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions['carousel']}"), 200, example="carousel")
     r.expect("unknown session", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{UNKNOWN_ID}"), 404, example="unknownSession")
     r.expect("", "/v1/sessions/{id}", "delete", r.send("delete", substitute(f"/v1/sessions/{documented_session}", r.ids)), 204)
     r.expect("closed session", "/v1/sessions/{id}", "delete", r.send("delete", f"/v1/sessions/{UNKNOWN_ID}"), 404, example="unknownSession")
@@ -347,9 +363,10 @@ def run(spec, base, checks):
         return
     opened = response.json()
     concrete = {"/v1/layouts/{id}": f"/v1/layouts/{opened['layout']}", "/v1/sessions/{id}": f"/v1/sessions/{opened['session']}",
-                "/v1/sessions/{id}/viewport": f"/v1/sessions/{opened['session']}/viewport"}
+                "/v1/sessions/{id}/viewport": f"/v1/sessions/{opened['session']}/viewport",
+                "/v1/sessions/{id}/layout": f"/v1/sessions/{opened['session']}/layout"}
     bodies = {"/v1/layouts": {"items": []}, "/v1/sessions": {"layout": opened["layout"], "viewport": [1, 1]},
-              "/v1/sessions/{id}/viewport": {"offset": [0, 0]}}
+              "/v1/sessions/{id}/viewport": {"offset": [0, 0]}, "/v1/sessions/{id}/layout": {"layout": opened["layout"]}}
 
     for template, method, op in list(spec.operations()):
         path = concrete.get(template, template)
@@ -358,7 +375,7 @@ def run(spec, base, checks):
             continue
         r.expect("without Authorization", template, method, r.send(method, path, body=bodies.get(template), auth=False), 401, example="unauthorized")
         r.expect("with a wrong token", template, method, r.send(method, path, body=bodies.get(template), auth=False, headers={"Authorization": "Bearer wrong"}), 401)
-        if method == "post":
+        if method in ("post", "put"):
             # 415: an unsupported Content-Type; 413: a body over http.maxBodyBytes.
             r.expect("text/plain body", template, method, r.send(method, path, raw=b"{}", headers={"Content-Type": "text/plain"}), 415)
             r.expect("body over http.maxBodyBytes", template, method, r.send(method, path, raw=b" " * (MAX_BODY + 1)), 413, example="bodyTooLarge")
@@ -369,7 +386,7 @@ def run(spec, base, checks):
 
     # 405 with Allow on every path for a method it does not answer (not an operation: checked against Problem).
     for template, item in doc["paths"].items():
-        methods = {m for m in ("get", "post", "delete") if m in item}
+        methods = {m for m in ("get", "put", "post", "delete") if m in item}
         wrong = "put" if "put" not in item else "patch"
         response = r.send(wrong, concrete.get(template, template), body={})
         allow = {m.strip().lower() for m in response.headers.get("Allow", "").split(",") if m.strip()}

@@ -251,6 +251,20 @@ struct LayoutChangeHelperTests {
         #expect(back.enter.map(\.times) == [2, 2])
     }
 
+    @Test func exposureCountsOfItemsRemovedAndRestoredContinue() throws {
+        let a = try makeLayout(Self.rows(["a", "b", "c"]))
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 200), buffer: 0)
+        configuration.exposure = true
+        var session = try ViewportSession(layout: a, configuration: configuration)
+        #expect(session.lastPlan.enter.map(\.times) == [1, 1])
+        // "a" is removed, then restored: it entered the screen a second time in this session.
+        let without = try session.changeLayout(to: try makeLayout(Self.rows(["b", "c"])), anchor: .none)
+        #expect(without.leave.map { a.id(at: $0) } == ["a"])
+        let back = try session.changeLayout(to: a, anchor: .none)
+        #expect(back.enter.map { a.id(at: $0.item) } == ["a"])
+        #expect(back.enter.map(\.times) == [2])
+    }
+
     @Test func itemsRemovedFromTheScreenLeaveNamedInThePreviousLayout() throws {
         let a = try makeLayout(Self.rows(["a", "b", "c"]))
         var configuration = SessionConfiguration(viewport: Size(width: 100, height: 200), buffer: 0)

@@ -9,11 +9,26 @@ struct ExposureTracker: Sendable {
     /// Records items entering and leaving the screen region (each in layout order) and answers the
     /// plan's `enter` and `leave`.
     /// - Complexity: O(e + l) expected.
-    /// Carries the enter counts to another layout (`map`: old position → new, nil when gone).
-    mutating func remap(_ map: (Int) -> Int?) {
+    /// Counts of items that entered and are in no layout the session has now, by id: the count is
+    /// "in this session", so an item that comes back (a layout change restores it) continues it.
+    private(set) var absent: [String: Int] = [:]
+
+    /// Carries the enter counts to another layout (`map`: old position → new, nil when gone); the
+    /// counts of gone items are kept by id, and those of items `new` has again are restored.
+    /// - Complexity: O(t + a) for t counted items and a absent ones.
+    mutating func remap(from old: Layout, to new: Layout, _ map: (Int) -> Int?) {
         var moved: [Int: Int] = [:]
-        for (item, count) in times { if let j = map(item) { moved[j] = count } }
+        var absent = self.absent
+        for (item, count) in times {
+            if let j = map(item) { moved[j] = count } else { absent[old.id(at: item)] = count }
+        }
+        for (id, count) in self.absent {
+            guard let j = new.item(withID: id), moved[j] == nil else { continue }
+            moved[j] = count
+            absent[id] = nil
+        }
         times = moved
+        self.absent = absent
     }
 
     mutating func record(entered: [Int], left: [Int]) -> (enter: [ExposureEntry], leave: [Int]) {

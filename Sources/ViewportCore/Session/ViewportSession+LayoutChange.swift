@@ -110,7 +110,7 @@ extension ViewportSession {
         } ?? []
         prefetcher?.remap { _ in nil }
         lazyLoader?.remap(remapped)
-        exposureTracker?.remap(remapped)
+        exposureTracker?.remap(from: old, to: newLayout, remapped)
 
         layout = newLayout
         extraReuseNames = extras

@@ -627,7 +627,7 @@ enum OpenAPIDocument {
                         375,
                         1030
                       ],
-                      "sessions": 1
+                      "sessions": 3
                     }
                   }
                 }
@@ -813,6 +813,137 @@ enum OpenAPIDocument {
                       300
                     ]
                   }
+                },
+                "paged": {
+                  "summary": "Paging by whole viewports along y, with a parallax header linked",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "paging": {
+                      "mode": "page",
+                      "axis": "y",
+                      "decelerationRate": 0.998
+                    },
+                    "links": {
+                      "header": {
+                        "viewport": [
+                          375,
+                          200
+                        ],
+                        "contentSize": [
+                          375,
+                          565
+                        ]
+                      }
+                    }
+                  }
+                },
+                "helpers": {
+                  "summary": "Prefetch half a second ahead, lazy loading and exposure, opened below the items",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "offset": [
+                      0,
+                      700
+                    ],
+                    "prefetch": 0.5,
+                    "lazyLoad": true,
+                    "exposure": true
+                  }
+                },
+                "carousel": {
+                  "summary": "An endless carousel of three pages one viewport wide, opened on the last page",
+                  "value": {
+                    "layout": {
+                      "items": [
+                        {
+                          "id": "p0",
+                          "rect": [
+                            0,
+                            0,
+                            375,
+                            300
+                          ],
+                          "reuse": "page"
+                        },
+                        {
+                          "id": "p1",
+                          "rect": [
+                            375,
+                            0,
+                            375,
+                            300
+                          ],
+                          "reuse": "page"
+                        },
+                        {
+                          "id": "p2",
+                          "rect": [
+                            750,
+                            0,
+                            375,
+                            300
+                          ],
+                          "reuse": "page"
+                        }
+                      ]
+                    },
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "offset": [
+                      750,
+                      0
+                    ],
+                    "paging": {
+                      "mode": "page",
+                      "axis": "x"
+                    },
+                    "loop": true
+                  }
+                },
+                "shortLoop": {
+                  "summary": "A loop whose period is shorter than viewport + 2 × buffer + longest item (422)",
+                  "value": {
+                    "layout": {
+                      "items": [
+                        {
+                          "id": "p0",
+                          "rect": [
+                            0,
+                            0,
+                            375,
+                            300
+                          ]
+                        },
+                        {
+                          "id": "p1",
+                          "rect": [
+                            375,
+                            0,
+                            375,
+                            300
+                          ]
+                        }
+                      ]
+                    },
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "paging": {
+                      "axis": "x"
+                    },
+                    "loop": true
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -830,6 +961,19 @@ enum OpenAPIDocument {
                       -1,
                       300
                     ]
+                  }
+                },
+                "unknownPagingMode": {
+                  "summary": "A paging mode outside the enumeration (400)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "paging": {
+                      "mode": "free"
+                    }
                   }
                 }
               }
@@ -956,6 +1100,165 @@ enum OpenAPIDocument {
                         ]
                       }
                     }
+                  },
+                  "paged": {
+                    "value": {
+                      "session": "38a2b6d42c1739dc6c3a24191ca9a68f",
+                      "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                      "contentSize": [
+                        375,
+                        1030
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          0,
+                          0
+                        ],
+                        "create": [
+                          {
+                            "id": "0/0",
+                            "view": 1,
+                            "reuse": "card",
+                            "rect": [
+                              25,
+                              15,
+                              156,
+                              150
+                            ]
+                          },
+                          {
+                            "id": "0/1",
+                            "view": 2,
+                            "reuse": "card",
+                            "rect": [
+                              194,
+                              15,
+                              156,
+                              150
+                            ]
+                          },
+                          {
+                            "id": "ad",
+                            "view": 3,
+                            "rect": [
+                              25,
+                              180,
+                              325,
+                              90
+                            ]
+                          },
+                          {
+                            "id": "1/0",
+                            "view": 4,
+                            "reuse": "card",
+                            "rect": [
+                              25,
+                              285,
+                              156,
+                              150
+                            ]
+                          },
+                          {
+                            "id": "1/1",
+                            "view": 5,
+                            "reuse": "card",
+                            "rect": [
+                              194,
+                              285,
+                              156,
+                              150
+                            ]
+                          }
+                        ],
+                        "linked": {
+                          "header": [
+                            0,
+                            0
+                          ]
+                        }
+                      }
+                    }
+                  },
+                  "helpers": {
+                    "value": {
+                      "session": "d15dd345c6524c45b3900027f126ff6a",
+                      "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                      "contentSize": [
+                        375,
+                        1030
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          0,
+                          700
+                        ]
+                      }
+                    }
+                  },
+                  "carousel": {
+                    "value": {
+                      "session": "72662ddc76d6e619140d7fb3ac5d5d20",
+                      "layout": "3f3d9d649125fb91e879120484963760",
+                      "contentSize": [
+                        1125,
+                        300
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          750,
+                          0
+                        ],
+                        "create": [
+                          {
+                            "id": "p0",
+                            "view": 1,
+                            "reuse": "page",
+                            "rect": [
+                              1125,
+                              0,
+                              375,
+                              300
+                            ]
+                          },
+                          {
+                            "id": "p1",
+                            "view": 2,
+                            "reuse": "page",
+                            "rect": [
+                              375,
+                              0,
+                              375,
+                              300
+                            ]
+                          },
+                          {
+                            "id": "p2",
+                            "view": 3,
+                            "reuse": "page",
+                            "rect": [
+                              750,
+                              0,
+                              375,
+                              300
+                            ]
+                          }
+                        ],
+                        "placements": [
+                          {
+                            "id": "p0",
+                            "rect": [
+                              1125,
+                              0,
+                              375,
+                              300
+                            ]
+                          }
+                        ]
+                      }
+                    }
                   }
                 }
               }
@@ -983,6 +1286,12 @@ enum OpenAPIDocument {
                 "operationId": "getLayout",
                 "parameters": {
                   "id": "$response.body#/layout"
+                }
+              },
+              "ChangeLayout": {
+                "operationId": "changeLayout",
+                "parameters": {
+                  "id": "$response.body#/session"
                 }
               }
             }
@@ -1012,6 +1321,14 @@ enum OpenAPIDocument {
                       "title": "Invalid request body",
                       "status": 400,
                       "detail": "missing field \"viewport\""
+                    }
+                  },
+                  "unknownPagingMode": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "paging.mode: \"free\" is not one of \"none\", \"page\", \"snap\", \"items\""
                     }
                   }
                 }
@@ -1121,7 +1438,7 @@ enum OpenAPIDocument {
             }
           },
           "422": {
-            "description": "Well-formed but invalid: an unknown layout id, a negative viewport size, buffer or pool cap, an invalid inline layout.",
+            "description": "Well-formed but invalid: an unknown layout id, a negative viewport size, buffer, pool cap or prefetch, a paging deceleration rate outside (0, 1) or a page size that is not positive in the modes `page` and `snap`, a `loop` without a usable period, an invalid inline layout.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -1153,6 +1470,14 @@ enum OpenAPIDocument {
                       "title": "Invalid value",
                       "status": 422,
                       "detail": "viewport: width and height must be finite and not negative"
+                    }
+                  },
+                  "shortLoop": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "loop: loop needs content at least 790.0 long along x (viewport + 2 × buffer + longest item); it is 750.0"
                     }
                   }
                 }
@@ -1293,6 +1618,47 @@ enum OpenAPIDocument {
                         "recycled": 4,
                         "discarded": 1,
                         "peakViews": 5
+                      }
+                    }
+                  },
+                  "carousel": {
+                    "summary": "The carousel after `carouselRest`: the session recentered its own offset",
+                    "x-session": "carousel",
+                    "value": {
+                      "session": "80cdb95e528cf22ac1afc10134812383",
+                      "layout": "3f3d9d649125fb91e879120484963760",
+                      "seq": 3,
+                      "offset": [
+                        0,
+                        0
+                      ],
+                      "viewport": [
+                        375,
+                        300
+                      ],
+                      "visible": [
+                        {
+                          "id": "p0",
+                          "view": 1
+                        },
+                        {
+                          "id": "p1",
+                          "view": 2
+                        },
+                        {
+                          "id": "p2",
+                          "view": 3
+                        }
+                      ],
+                      "pool": {},
+                      "stats": {
+                        "updates": 3,
+                        "created": 3,
+                        "reused": 1,
+                        "rebindFree": 1,
+                        "recycled": 1,
+                        "discarded": 0,
+                        "peakViews": 3
                       }
                     }
                   }
@@ -1538,7 +1904,7 @@ enum OpenAPIDocument {
           "sessions"
         ],
         "summary": "Apply viewport updates",
-        "description": "Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Nothing about the session changes on an error.",
+        "description": "Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).",
         "requestBody": {
           "required": true,
           "content": {
@@ -1586,6 +1952,149 @@ enum OpenAPIDocument {
                     ],
                     "seq": 5
                   }
+                },
+                "pagingDragBegin": {
+                  "summary": "Paging: the finger goes down on page 0 (records `b`)",
+                  "value": {
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "phase": "drag-begin",
+                    "seq": 1
+                  },
+                  "x-session": "paged"
+                },
+                "pagingDragging": {
+                  "summary": "Paging: the finger moves",
+                  "value": {
+                    "offset": [
+                      0,
+                      120
+                    ],
+                    "velocity": [
+                      0,
+                      800
+                    ],
+                    "phase": "dragging",
+                    "seq": 2
+                  },
+                  "x-session": "paged"
+                },
+                "pagingDragEnd": {
+                  "summary": "Paging: the finger lifts moving down; the plan answers where the drag comes to rest, page 1",
+                  "value": {
+                    "offset": [
+                      0,
+                      140
+                    ],
+                    "velocity": [
+                      0,
+                      600
+                    ],
+                    "phase": "drag-end",
+                    "seq": 3
+                  },
+                  "x-session": "paged"
+                },
+                "scrollTo": {
+                  "summary": "Scroll so item 1/0 is centered (instead of an offset)",
+                  "value": {
+                    "scrollTo": {
+                      "id": "1/0",
+                      "align": "center"
+                    },
+                    "seq": 1
+                  },
+                  "x-session": "helpers"
+                },
+                "flick": {
+                  "summary": "A fast drag upwards: items ahead are predicted for prefetching",
+                  "value": {
+                    "offset": [
+                      0,
+                      200
+                    ],
+                    "velocity": [
+                      0,
+                      -1500
+                    ],
+                    "phase": "dragging",
+                    "seq": 2
+                  },
+                  "x-session": "helpers"
+                },
+                "select": {
+                  "summary": "Back to the top, selecting item 0/0",
+                  "value": {
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "select": "0/0",
+                    "seq": 3
+                  },
+                  "x-session": "helpers"
+                },
+                "scrollToUnknownItem": {
+                  "summary": "scrollTo an id not in the layout (422)",
+                  "value": {
+                    "scrollTo": {
+                      "id": "9/9"
+                    }
+                  },
+                  "x-session": "helpers"
+                },
+                "selectUnknownItem": {
+                  "summary": "select an id not in the layout (422)",
+                  "value": {
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "select": "9/9"
+                  },
+                  "x-session": "helpers"
+                },
+                "carouselDragBegin": {
+                  "summary": "Carousel: the finger goes down on the last page",
+                  "value": {
+                    "offset": [
+                      750,
+                      0
+                    ],
+                    "phase": "drag-begin",
+                    "seq": 1
+                  },
+                  "x-session": "carousel"
+                },
+                "carouselDragEnd": {
+                  "summary": "Carousel: the finger lifts moving on: the target is past the last page, which is page 0 again",
+                  "value": {
+                    "offset": [
+                      950,
+                      0
+                    ],
+                    "velocity": [
+                      800,
+                      0
+                    ],
+                    "phase": "drag-end",
+                    "seq": 2
+                  },
+                  "x-session": "carousel"
+                },
+                "carouselRest": {
+                  "summary": "Carousel: the deceleration ends on the copy of page 0: the plan recenters by one period",
+                  "value": {
+                    "offset": [
+                      1125,
+                      0
+                    ],
+                    "phase": "idle",
+                    "seq": 3
+                  },
+                  "x-session": "carousel"
                 }
               },
               "x-invalid-examples": {
@@ -1609,6 +2118,27 @@ enum OpenAPIDocument {
                     "size": [
                       -1,
                       3
+                    ]
+                  }
+                },
+                "offsetAndScrollTo": {
+                  "summary": "Both offset and scrollTo (400)",
+                  "value": {
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "scrollTo": {
+                      "id": "ad"
+                    }
+                  }
+                },
+                "noDestination": {
+                  "summary": "Neither offset nor scrollTo (400)",
+                  "value": {
+                    "velocity": [
+                      0,
+                      0
                     ]
                   }
                 }
@@ -1695,6 +2225,245 @@ enum OpenAPIDocument {
                         }
                       ]
                     }
+                  },
+                  "pagingDragBegin": {
+                    "value": {
+                      "seq": 1,
+                      "offset": [
+                        0,
+                        0
+                      ],
+                      "linked": {
+                        "header": [
+                          0,
+                          0
+                        ]
+                      }
+                    }
+                  },
+                  "pagingDragging": {
+                    "value": {
+                      "seq": 2,
+                      "offset": [
+                        0,
+                        120
+                      ],
+                      "linked": {
+                        "header": [
+                          0,
+                          60
+                        ]
+                      }
+                    }
+                  },
+                  "pagingDragEnd": {
+                    "value": {
+                      "seq": 3,
+                      "offset": [
+                        0,
+                        140
+                      ],
+                      "target": [
+                        0,
+                        300
+                      ],
+                      "page": 1,
+                      "linked": {
+                        "header": [
+                          0,
+                          70
+                        ]
+                      }
+                    }
+                  },
+                  "scrollTo": {
+                    "value": {
+                      "seq": 1,
+                      "offset": [
+                        0,
+                        210
+                      ],
+                      "create": [
+                        {
+                          "id": "ad",
+                          "view": 1,
+                          "rect": [
+                            25,
+                            180,
+                            325,
+                            90
+                          ]
+                        },
+                        {
+                          "id": "1/0",
+                          "view": 2,
+                          "reuse": "card",
+                          "rect": [
+                            25,
+                            285,
+                            156,
+                            150
+                          ]
+                        },
+                        {
+                          "id": "1/1",
+                          "view": 3,
+                          "reuse": "card",
+                          "rect": [
+                            194,
+                            285,
+                            156,
+                            150
+                          ]
+                        }
+                      ],
+                      "load": [
+                        "ad",
+                        "1/0",
+                        "1/1"
+                      ],
+                      "enter": [
+                        {
+                          "id": "ad",
+                          "times": 1
+                        },
+                        {
+                          "id": "1/0",
+                          "times": 1
+                        },
+                        {
+                          "id": "1/1",
+                          "times": 1
+                        }
+                      ]
+                    }
+                  },
+                  "flick": {
+                    "value": {
+                      "seq": 2,
+                      "offset": [
+                        0,
+                        200
+                      ],
+                      "prefetch": [
+                        "0/0",
+                        "0/1"
+                      ]
+                    }
+                  },
+                  "select": {
+                    "value": {
+                      "seq": 3,
+                      "offset": [
+                        0,
+                        0
+                      ],
+                      "create": [
+                        {
+                          "id": "0/0",
+                          "view": 4,
+                          "reuse": "card",
+                          "rect": [
+                            25,
+                            15,
+                            156,
+                            150
+                          ],
+                          "selected": true
+                        },
+                        {
+                          "id": "0/1",
+                          "view": 5,
+                          "reuse": "card",
+                          "rect": [
+                            194,
+                            15,
+                            156,
+                            150
+                          ]
+                        }
+                      ],
+                      "load": [
+                        "0/0",
+                        "0/1"
+                      ],
+                      "enter": [
+                        {
+                          "id": "0/0",
+                          "times": 1
+                        },
+                        {
+                          "id": "0/1",
+                          "times": 1
+                        }
+                      ]
+                    }
+                  },
+                  "carouselDragBegin": {
+                    "value": {
+                      "seq": 1,
+                      "offset": [
+                        750,
+                        0
+                      ]
+                    }
+                  },
+                  "carouselDragEnd": {
+                    "value": {
+                      "seq": 2,
+                      "offset": [
+                        950,
+                        0
+                      ],
+                      "recycle": [
+                        {
+                          "id": "p1",
+                          "view": 2
+                        }
+                      ],
+                      "target": [
+                        1125,
+                        0
+                      ],
+                      "page": 0
+                    }
+                  },
+                  "carouselRest": {
+                    "value": {
+                      "seq": 3,
+                      "offset": [
+                        1125,
+                        0
+                      ],
+                      "reuse": [
+                        {
+                          "id": "p1",
+                          "view": 2,
+                          "rect": [
+                            1500,
+                            0,
+                            375,
+                            300
+                          ],
+                          "rebind": false
+                        }
+                      ],
+                      "placements": [
+                        {
+                          "id": "p1",
+                          "rect": [
+                            1500,
+                            0,
+                            375,
+                            300
+                          ]
+                        }
+                      ],
+                      "recenter": [
+                        -1125,
+                        0
+                      ]
+                    }
                   }
                 }
               },
@@ -1717,7 +2486,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "The body is not valid JSON, has wrong types, unknown or missing fields, arrays of the wrong length, a value outside an enumeration, or a non-finite number.",
+            "description": "The body is not valid JSON, has wrong types, unknown or missing fields (neither `offset` nor `scrollTo`), both `offset` and `scrollTo`, arrays of the wrong length, a value outside an enumeration, or a non-finite number.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -1741,6 +2510,22 @@ enum OpenAPIDocument {
                       "title": "Invalid request body",
                       "status": 400,
                       "detail": "phase: \"flying\" is not one of \"drag-begin\", \"dragging\", \"drag-end\", \"decelerating\", \"idle\""
+                    }
+                  },
+                  "offsetAndScrollTo": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "send either offset or scrollTo, not both"
+                    }
+                  },
+                  "noDestination": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "missing field \"offset\""
                     }
                   }
                 }
@@ -1902,7 +2687,7 @@ enum OpenAPIDocument {
             }
           },
           "422": {
-            "description": "Well-formed but invalid: a negative viewport size.",
+            "description": "Well-formed but invalid: a negative or non-finite viewport size, a non-finite offset or velocity, a `scrollTo.id` or `select` that is not an item of the layout, a new size that leaves a looping session without a usable period.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -1927,8 +2712,531 @@ enum OpenAPIDocument {
                       "status": 422,
                       "detail": "size: width and height must be finite and not negative"
                     }
+                  },
+                  "scrollToUnknownItem": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "scrollTo.id: \"9/9\" is not an item of the layout"
+                    }
+                  },
+                  "selectUnknownItem": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "select: \"9/9\" is not an item of the layout"
+                    }
                   }
                 }
+              }
+            }
+          },
+          "503": {
+            "description": "viewportd is shutting down.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 503
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "shuttingDown": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "viewportd is shutting down"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/layout": {
+      "parameters": [
+        {
+          "name": "id",
+          "in": "path",
+          "required": true,
+          "description": "The session id.",
+          "schema": {
+            "$ref": "#/components/schemas/SessionId"
+          },
+          "example": "767d4429d60788613a4fe1693e7f2448"
+        }
+      ],
+      "put": {
+        "operationId": "changeLayout",
+        "tags": [
+          "sessions"
+        ],
+        "summary": "Change a session's layout",
+        "description": "Moves the session to another layout (a stored layout's id or an inline layout) and answers a plan. Items are matched by `id`: an item that stays materialized keeps its view, and appears under `move` when its rect changed; items that are gone or no longer materialized leave (recycle or discard); items that now are materialized enter (reuse or create). An item whose reuse identifier changed leaves and enters. With `anchor: \"visible\"` the offset shifts so that the first item on screen that exists in both layouts stays where it was on screen; the plan's `offset` is the new offset (not clamped). A layout change is an update: it takes the next `seq` (and accepts `seq` like a viewport update: the last one is a retry answering the last plan unchanged, anything but the last or the next is a 409) and counts as phase `idle`. A looping session cannot change its layout (422). The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/LayoutChangeRequest"
+              },
+              "examples": {
+                "insertAbove": {
+                  "summary": "A banner inserted above the items, keeping the visible content where it is",
+                  "value": {
+                    "layout": {
+                      "items": [
+                        {
+                          "id": "banner",
+                          "rect": [
+                            0,
+                            0,
+                            375,
+                            100
+                          ]
+                        },
+                        {
+                          "id": "0/0",
+                          "rect": [
+                            25,
+                            115,
+                            156,
+                            150
+                          ],
+                          "reuse": "card"
+                        },
+                        {
+                          "id": "0/1",
+                          "rect": [
+                            194,
+                            115,
+                            156,
+                            150
+                          ],
+                          "reuse": "card"
+                        },
+                        {
+                          "id": "ad",
+                          "rect": [
+                            25,
+                            280,
+                            325,
+                            90
+                          ]
+                        },
+                        {
+                          "id": "1/0",
+                          "rect": [
+                            25,
+                            385,
+                            156,
+                            150
+                          ],
+                          "reuse": "card"
+                        },
+                        {
+                          "id": "1/1",
+                          "rect": [
+                            194,
+                            385,
+                            156,
+                            150
+                          ],
+                          "reuse": "card"
+                        }
+                      ],
+                      "contentSize": [
+                        375,
+                        1130
+                      ]
+                    },
+                    "anchor": "visible",
+                    "seq": 4
+                  },
+                  "x-session": "helpers"
+                },
+                "layoutSeqGap": {
+                  "summary": "A seq that skips ahead (409)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "seq": 9
+                  },
+                  "x-session": "helpers"
+                },
+                "unknownLayout": {
+                  "summary": "A layout id no stored layout has (422)",
+                  "value": {
+                    "layout": "00000000000000000000000000000000"
+                  },
+                  "x-session": "helpers"
+                },
+                "loopingSession": {
+                  "summary": "A looping session cannot change its layout (422)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56"
+                  },
+                  "x-session": "carousel"
+                }
+              },
+              "x-invalid-examples": {
+                "unknownAnchor": {
+                  "summary": "An anchor outside the enumeration (400)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "anchor": "top"
+                  },
+                  "x-session": "helpers"
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The plan of the layout change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Plan"
+                },
+                "examples": {
+                  "insertAbove": {
+                    "value": {
+                      "seq": 4,
+                      "offset": [
+                        0,
+                        100
+                      ],
+                      "move": [
+                        {
+                          "id": "0/0",
+                          "view": 4,
+                          "rect": [
+                            25,
+                            115,
+                            156,
+                            150
+                          ]
+                        },
+                        {
+                          "id": "0/1",
+                          "view": 5,
+                          "rect": [
+                            194,
+                            115,
+                            156,
+                            150
+                          ]
+                        },
+                        {
+                          "id": "ad",
+                          "view": 1,
+                          "rect": [
+                            25,
+                            280,
+                            325,
+                            90
+                          ]
+                        },
+                        {
+                          "id": "1/0",
+                          "view": 2,
+                          "rect": [
+                            25,
+                            385,
+                            156,
+                            150
+                          ]
+                        },
+                        {
+                          "id": "1/1",
+                          "view": 3,
+                          "rect": [
+                            194,
+                            385,
+                            156,
+                            150
+                          ]
+                        }
+                      ],
+                      "create": [
+                        {
+                          "id": "banner",
+                          "view": 6,
+                          "rect": [
+                            0,
+                            0,
+                            375,
+                            100
+                          ]
+                        }
+                      ],
+                      "load": [
+                        "banner"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "The body is not valid JSON, has wrong types, unknown or missing fields, arrays of the wrong length, an `anchor` outside the enumeration, or a non-finite number.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 400
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unknownAnchor": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "anchor: \"top\" is not one of \"none\", \"visible\""
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "`auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 401
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unauthorized": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unauthorized",
+                      "status": 401,
+                      "detail": "Authorization: a valid \"Bearer <token>\" header is required"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "description": "`Bearer`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Unknown, closed or expired session.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 404
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unknownSession": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Not Found",
+                      "status": 404,
+                      "detail": "session 00000000000000000000000000000000 does not exist or has expired"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "`seq` does not follow the session's last sequence number; the problem carries the current `seq`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SequenceProblem"
+                },
+                "examples": {
+                  "layoutSeqGap": {
+                    "value": {
+                      "type": "urn:viewportd:problem:sequence",
+                      "title": "Sequence conflict",
+                      "status": 409,
+                      "detail": "seq 9 does not follow the session's last sequence number 4: send 5, or 4 to retry",
+                      "seq": 4
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "The body is larger than `http.maxBodyBytes`, or the inline layout has more items than `layouts.maxItems`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 413
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "bodyTooLarge": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Content Too Large",
+                      "status": 413,
+                      "detail": "body: larger than 2048 bytes (http.maxBodyBytes)"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "415": {
+            "description": "The body has an unsupported `Content-Type`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 415
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unsupportedMediaType": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unsupported Media Type",
+                      "status": 415,
+                      "detail": "Content-Type application/x-ndjson is only accepted by /v1/sessions/{id}/viewport"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Well-formed but invalid: an unknown layout id, an invalid inline layout, a looping session (its period comes from its layout: open a new session).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 422
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unknownLayout": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "layout: no stored layout has the id \"00000000000000000000000000000000\""
+                    }
+                  },
+                  "loopingSession": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "layout: a looping session cannot change its layout (its period comes from it); open a new session"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "429": {
+            "description": "The layout store is full and nothing can be evicted (an inline layout).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 429
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {}
               }
             }
           },
@@ -2526,7 +3834,7 @@ enum OpenAPIDocument {
           "layout",
           "viewport"
         ],
-        "description": "Body of `POST /v1/sessions`: one scroll view of one client.",
+        "description": "Body of `POST /v1/sessions`: one scroll view of one client. Only `layout` and `viewport` are required; `paging`, `prefetch`, `lazyLoad`, `exposure`, `links` and `loop` are off by default.",
         "properties": {
           "layout": {
             "$ref": "#/components/schemas/LayoutReference"
@@ -2562,6 +3870,43 @@ enum OpenAPIDocument {
           },
           "pool": {
             "$ref": "#/components/schemas/PoolCaps"
+          },
+          "paging": {
+            "$ref": "#/components/schemas/PagingOptions"
+          },
+          "prefetch": {
+            "description": "Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.",
+            "oneOf": [
+              {
+                "type": "number",
+                "minimum": 0
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "lazyLoad": {
+            "type": "boolean",
+            "default": false,
+            "description": "Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise."
+          },
+          "exposure": {
+            "type": "boolean",
+            "default": false,
+            "description": "Plans list under `enter` the items that came into the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went out of it."
+          },
+          "links": {
+            "type": "object",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/LinkedScrollView"
+            },
+            "description": "Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range."
+          },
+          "loop": {
+            "type": "boolean",
+            "default": false,
+            "description": "Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422)."
           }
         }
       },
@@ -2604,6 +3949,10 @@ enum OpenAPIDocument {
           },
           "rebind": {
             "type": "boolean"
+          },
+          "selected": {
+            "const": true,
+            "description": "Present (and `true`) on the entry of the session's selected item (`select`)."
           }
         }
       },
@@ -2628,6 +3977,10 @@ enum OpenAPIDocument {
           },
           "rect": {
             "$ref": "#/components/schemas/Rect"
+          },
+          "selected": {
+            "const": true,
+            "description": "Present (and `true`) on the entry of the session's selected item (`select`)."
           }
         }
       },
@@ -2638,7 +3991,7 @@ enum OpenAPIDocument {
           "seq",
           "offset"
         ],
-        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order.",
+        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `placements` and `recenter` appear only with the session options that produce them.",
         "properties": {
           "seq": {
             "type": "integer",
@@ -2677,6 +4030,91 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/CreateEntry"
             },
             "minItems": 1
+          },
+          "move": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/MoveEntry"
+            },
+            "minItems": 1,
+            "description": "After a layout change (`PUT /v1/sessions/{id}/layout`): items that stay materialized, keep their view and whose rect changed."
+          },
+          "target": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Point"
+              }
+            ],
+            "description": "On a `drag-end` update: where the drag comes to rest (`paging`), clamped to the scrollable range (not along a looping axis)."
+          },
+          "page": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "On a `drag-end` update in the paging modes `page` and `snap`: the page `k` of `target` (on a looping axis, `k` modulo the number of pages)."
+          },
+          "prefetch": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ItemId"
+            },
+            "minItems": 1,
+            "description": "`prefetch` on: items not materialized that lie in the materialized region swept ahead by velocity × seconds, each listed once."
+          },
+          "cancelPrefetch": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ItemId"
+            },
+            "minItems": 1,
+            "description": "`prefetch` on: items predicted earlier that no longer are predicted (and did not enter); an update without velocity cancels every outstanding prediction."
+          },
+          "load": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ItemId"
+            },
+            "minItems": 1,
+            "description": "`lazyLoad` on: items whose heavy content should be loaded now (on `drag-begin` and `idle`, every materialized item not loaded yet; on `drag-end`, those inside the viewport at `target`)."
+          },
+          "enter": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ExposureEntry"
+            },
+            "minItems": 1,
+            "description": "`exposure` on: items that came into the screen region (the viewport without buffer)."
+          },
+          "leave": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ItemId"
+            },
+            "minItems": 1,
+            "description": "`exposure` on: items that went out of the screen region (after a layout change, ids of the previous layout)."
+          },
+          "linked": {
+            "type": "object",
+            "minProperties": 1,
+            "additionalProperties": {
+              "$ref": "#/components/schemas/Point"
+            },
+            "description": "`links` on: each linked scroll view's offset at the same scroll progress as this plan's `offset`."
+          },
+          "placements": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Placement"
+            },
+            "minItems": 1,
+            "description": "`loop` on: entering items whose view goes to a copy other than their layout rect (the rect in `reuse`/`create` is that copy's as well)."
+          },
+          "recenter": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Point"
+              }
+            ],
+            "description": "`loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise."
           }
         }
       },
@@ -2719,10 +4157,7 @@ enum OpenAPIDocument {
       "ViewportUpdate": {
         "type": "object",
         "additionalProperties": false,
-        "required": [
-          "offset"
-        ],
-        "description": "One viewport update.",
+        "description": "One viewport update: exactly one of `offset` and `scrollTo` (both, or neither, is a 400).",
         "properties": {
           "offset": {
             "allOf": [
@@ -2731,6 +4166,14 @@ enum OpenAPIDocument {
               }
             ],
             "description": "The new content offset."
+          },
+          "scrollTo": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ScrollTo"
+              }
+            ],
+            "description": "Instead of `offset`: scroll to an item. The plan's `offset` is the resulting offset."
           },
           "size": {
             "allOf": [
@@ -2756,8 +4199,41 @@ enum OpenAPIDocument {
             "minimum": 0,
             "maximum": 9223372036854775807,
             "description": "Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409."
+          },
+          "select": {
+            "description": "The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/ItemId"
+              },
+              {
+                "type": "null"
+              }
+            ]
           }
-        }
+        },
+        "oneOf": [
+          {
+            "required": [
+              "offset"
+            ],
+            "not": {
+              "required": [
+                "scrollTo"
+              ]
+            }
+          },
+          {
+            "required": [
+              "scrollTo"
+            ],
+            "not": {
+              "required": [
+                "offset"
+              ]
+            }
+          }
+        ]
       },
       "ViewportUpdateStream": {
         "type": "array",
@@ -2963,6 +4439,193 @@ enum OpenAPIDocument {
             ]
           }
         ]
+      },
+      "PagingMode": {
+        "type": "string",
+        "enum": [
+          "none",
+          "page",
+          "snap",
+          "items"
+        ],
+        "description": "Where a drag comes to rest (API.md \"Paging and deceleration\"), with `o` the `drag-end` offset, `b` the last `drag-begin` offset, `v` the velocity, `s` the page size, `r` the deceleration rate and the natural resting offset `p = o + v/1000 · r/(1 − r)` along the paging axis:\n\n- `none`: `p`.\n- `page`: UIScrollView's `pagingEnabled` (also for pages smaller than the viewport): `k0 = floor((b + s/2) / s)`; if `v = 0`, `k = floor((o + s/2) / s)`; otherwise `vote = sign(v) + (o > b ? 1 : −1)` and `k = k0 + sign(vote)`; the target is `k · s`.\n- `snap`: `k = floor(p / s + 1/2)`, the page nearest to `p` (several pages per fling); the target is `k · s`.\n- `items`: the item leading edge (min x or min y) nearest to `p`; on a tie, the smaller.\n\nIn `page` and `snap`, `k` is kept within `0 … pages − 1`, `pages = ceil(content length / s)` (not on a looping axis: see `loop`)."
+      },
+      "PagingOptions": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "Where a drag comes to rest: an update with phase `drag-end` answers `target` (and `page` in the modes `page` and `snap`). The target is clamped to the scrollable range `[-insets.top, contentSize.h + insets.bottom − viewport.h]` (likewise on x); the other coordinate is the current offset's, clamped the same way.",
+        "properties": {
+          "mode": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/PagingMode"
+              }
+            ],
+            "default": "none"
+          },
+          "axis": {
+            "type": "string",
+            "enum": [
+              "x",
+              "y"
+            ],
+            "description": "The paging axis; by default `y` if the content is taller than the viewport, else `x`."
+          },
+          "size": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Size"
+              }
+            ],
+            "description": "The page size (the axis picks its component); by default the viewport size. In the modes `page` and `snap` the component along the axis must be positive (422)."
+          },
+          "decelerationRate": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "exclusiveMaximum": 1,
+            "default": 0.998,
+            "description": "`r` in `p = o + v/1000 · r/(1 − r)`; 0.998 is UIScrollView's normal rate (0.99 its fast one)."
+          }
+        }
+      },
+      "LinkedScrollView": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "viewport",
+          "contentSize"
+        ],
+        "description": "A follower scroll view (parallax): plans carry its offset at the same scroll progress under `linked`.",
+        "properties": {
+          "viewport": {
+            "$ref": "#/components/schemas/Size"
+          },
+          "contentSize": {
+            "$ref": "#/components/schemas/Size"
+          }
+        }
+      },
+      "ScrollAlignment": {
+        "type": "string",
+        "enum": [
+          "start",
+          "center",
+          "end",
+          "auto"
+        ],
+        "description": "Where `scrollTo` puts the item in the viewport, on each axis: its leading edge at the viewport's (`start`), its center at the viewport's center (`center`), its trailing edge at the viewport's (`end`), or the least movement that shows the whole item (`auto`; none if it is shown already, `start` if it is larger than the viewport)."
+      },
+      "ScrollTo": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id"
+        ],
+        "description": "Scroll so the item sits at `align` in the viewport, on both axes, clamped to the scrollable range (on a looping axis, to the copy of the item nearest to the current offset). An id not in the layout is a 422.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "align": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/ScrollAlignment"
+              }
+            ],
+            "default": "auto"
+          }
+        }
+      },
+      "LayoutAnchor": {
+        "type": "string",
+        "enum": [
+          "none",
+          "visible"
+        ],
+        "description": "`none`: the offset stays. `visible`: the offset shifts (on both axes, not clamped) so that the first item on screen, in the previous layout's order, that exists in both layouts stays where it was on screen (keep position when items are inserted above)."
+      },
+      "LayoutChangeRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "layout"
+        ],
+        "description": "Body of `PUT /v1/sessions/{id}/layout`.",
+        "properties": {
+          "layout": {
+            "$ref": "#/components/schemas/LayoutReference"
+          },
+          "anchor": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/LayoutAnchor"
+              }
+            ],
+            "default": "none"
+          },
+          "seq": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9223372036854775807,
+            "description": "Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409."
+          }
+        }
+      },
+      "MoveEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "view",
+          "rect"
+        ],
+        "description": "After a layout change: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "view": {
+            "$ref": "#/components/schemas/ViewHandle"
+          },
+          "rect": {
+            "$ref": "#/components/schemas/Rect"
+          }
+        }
+      },
+      "ExposureEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "times"
+        ],
+        "description": "The item came into the screen region (the viewport without buffer); `times` counts its entries in this session, from 1.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "times": {
+            "type": "integer",
+            "minimum": 1
+          }
+        }
+      },
+      "Placement": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "rect"
+        ],
+        "description": "In a looping session: an entering item whose view goes to a copy other than its layout rect, with that copy's rect (in the coordinates of the plan's `offset`).",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "rect": {
+            "$ref": "#/components/schemas/Rect"
+          }
+        }
       }
     },
     "securitySchemes": {
