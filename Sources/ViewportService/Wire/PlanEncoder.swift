@@ -76,6 +76,12 @@ enum PlanEncoder {
             }
             w.endArray()
         }
+        for (name, entries) in [("unpin", plan.unpin), ("pin", plan.pin)] where !entries.isEmpty {
+            w.key(name)
+            w.beginArray()
+            for entry in entries { pinEntry(entry, layout: layout, into: &w) }
+            w.endArray()
+        }
         if plan.hasExtras { encodeExtras(plan, layout: layout, into: &w) }
         w.endObject()
     }
@@ -142,6 +148,16 @@ enum PlanEncoder {
         }
     }
 
+    private static func pinEntry(_ entry: PinEntry, layout: Layout, into w: inout JSONWriter) {
+        w.beginObject()
+        id(entry.item, layout: layout, into: &w)
+        w.key("view")
+        w.int(entry.view)
+        w.key("rect")
+        rect(entry.rect, into: &w)
+        w.endObject()
+    }
+
     private static func ids(_ items: [Int], layout: Layout, into w: inout JSONWriter) {
         w.beginArray()
         for item in items { layout.withIDBytes(at: item) { w.string(utf8: $0) } }
@@ -164,6 +180,10 @@ enum PlanEncoder {
         size(session.viewport, into: &w)
         w.key("visible")
         entries(session.visible, layout: layout, into: &w)
+        if let pinned = session.pinned, let view = session.visible.first(where: { $0.item == pinned.item })?.view {
+            w.key("pinned")
+            pinEntry(PinEntry(item: pinned.item, view: view, rect: pinned.rect), layout: layout, into: &w)
+        }
         w.key("pool")
         w.beginObject()
         for (reuse, views) in session.pooledViews {
