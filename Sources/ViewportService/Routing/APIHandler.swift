@@ -183,14 +183,7 @@ final class APIHandler: HTTPHandler {
         } catch {
             throw Problem.invalid(error.description)
         }
-        let layout: Layout
-        switch request.layout {
-        case .id(let id):
-            guard let found = layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
-            layout = found
-        case .inline(let inline):
-            layout = try layouts.store(inline, retain: true).layout
-        }
+        let layout = try retainLayout(request.layout)
         let session: ViewportSession
         do {
             session = try ViewportSession(layout: layout, configuration: request.configuration)
@@ -224,14 +217,7 @@ final class APIHandler: HTTPHandler {
 
     private func changeLayout(of handle: SessionHandle, body: [UInt8]) throws -> HTTPResponse {
         let request = try LayoutChangeRequest.decode(body, maxItems: maxItems)
-        let layout: Layout
-        switch request.layout {
-        case .id(let id):
-            guard let found = layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
-            layout = found
-        case .inline(let inline):
-            layout = try layouts.store(inline, retain: true).layout
-        }
+        let layout = try retainLayout(request.layout)
         let outcome: Result<(Plan, Layout, String?), Problem> = handle.state.withLock { state in
             guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
             let before = state.session.seq
@@ -240,11 +226,6 @@ final class APIHandler: HTTPHandler {
                 let plan = try state.session.changeLayout(to: layout, anchor: request.anchor, seq: request.seq)
                 // A retry applies nothing: the session keeps the layout it has.
                 return .success((plan, state.session.layout, state.session.seq != before ? previous : nil))
-            } catch let error as SessionError {
-                switch error {
-                case .invalid: return .failure(.invalid(error.description))
-                case .sequenceConflict(let current, _): return .failure(.sequenceConflict(current: current, detail: error.description))
-                }
             } catch {
                 return .failure(error.problem)
             }
@@ -264,6 +245,18 @@ final class APIHandler: HTTPHandler {
             var w = JSONWriter(capacity: 512)
             PlanEncoder.encode(plan, layout: current, into: &w)
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+        }
+    }
+
+    /// The layout a body names, counted as used by one more session: a stored one by id (422 when
+    /// unknown) or an inline one, stored.
+    private func retainLayout(_ reference: LayoutReference) throws(Problem) -> Layout {
+        switch reference {
+        case .id(let id):
+            guard let found = layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
+            return found
+        case .inline(let inline):
+            return try layouts.store(inline, retain: true).layout
         }
     }
 
@@ -289,11 +282,6 @@ final class APIHandler: HTTPHandler {
                 let update = try request.resolve(in: state.session.layout)
                 let plan = try state.session.apply(update)
                 return .success((plan, state.session.layout, state.session.seq != before))
-            } catch let error as SessionError {
-                switch error {
-                case .invalid: return .failure(.invalid(error.description))
-                case .sequenceConflict(let current, _): return .failure(.sequenceConflict(current: current, detail: error.description))
-                }
             } catch {
                 return .failure(error.problem)
             }
@@ -343,11 +331,17 @@ extension Route {
 }
 
 extension Error {
-    /// Any error thrown while answering, as a problem: decoding errors are 400 (or 422), problems
-    /// are themselves, anything else is a 400 naming it.
+    /// Any error thrown while answering, as a problem: decoding errors are 400 (or 422), session
+    /// errors 422 or 409, problems are themselves, anything else is a 400 naming it.
     var problem: Problem {
         if let problem = self as? Problem { return problem }
         if let json = self as? JSONError { return Problem(json) }
+        if let session = self as? SessionError {
+            switch session {
+            case .invalid: return .invalid(session.description)
+            case .sequenceConflict(let current, _): return .sequenceConflict(current: current, detail: session.description)
+            }
+        }
         return .badRequest(String(describing: self))
     }
 
