@@ -270,6 +270,9 @@ EOF
 run_wrk viewportd "$vp_base"
 IFS=$'\t' read -r vp_rps vp_p50 vp_p99 vp_non2xx vp_sock vp_sock_text vp_reqs < <(parse_wrk "$work/wrk-viewportd.txt")
 log "viewportd: $vp_rps req/s, p99 $vp_p99 ms"
+# Evidence that the plans were real: one session's counters after the run.
+curl -sS --max-time 10 -o "$work/session0.json" "$vp_base/v1/sessions/${sessions[0]}" || true
+vp_stats="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("stats", d), separators=(",", ":")))' "$work/session0.json" 2>/dev/null || echo "?")"
 
 if [[ $with_nginx -eq 1 ]]; then
     # nginx returns the captured body verbatim: it must not contain what an nginx string would
@@ -330,7 +333,8 @@ if [[ $with_nginx -eq 1 ]]; then
     printf '%-10s %12s %10s %10s %10s %10s  %s\n' nginx "$ng_rps" "$ng_p50" "$ng_p99" "$ng_reqs" "$ng_non2xx" "$ng_sock_text"
     echo "ratio viewportd/nginx requests/s: $(python3 -c "print(f'{$vp_rps / $ng_rps:.2f}')")"
 fi
-echo "response: $(stat -c %s "$work/plan.body") bytes ($content_type)"
+echo "response: $(stat -c %s "$work/plan.body") bytes ($content_type): $(cat "$work/plan.body")"
+echo "viewportd session 1 of $connections after the run: $vp_stats"
 status=0
 if [[ "$vp_non2xx" -ne 0 || "$vp_sock" -ne 0 ]]; then echo "load: viewportd had errors"; status=1; fi
 exit $status
