@@ -10,7 +10,8 @@
 #   - waits for the "listening on http://" log line;
 #   - GET /healthz -> 200 {"status":"ok"} without a token; a /v1 path without the token -> 401,
 #     with it -> not 401 (the file's auth.token is in force);
-#   - SIGTERM -> the process exits 0 within the drain time.
+#   - SIGTERM while a slow NDJSON upload is in flight -> that request still gets all its plans,
+#     and the process exits 0 within the drain time.
 #
 # Usage: scripts/smoke-test.sh [BINARY]   (default .build/release/viewportd)
 set -euo pipefail
@@ -26,8 +27,9 @@ fail() { echo "smoke-test: FAIL: $*" >&2; if [[ -f "${logfile:-}" ]]; then echo 
 command -v curl >/dev/null || fail "curl is needed"
 
 work="$(mktemp -d -t viewportd-smoke.XXXXXX)"
-pid=""
+pid="" stream_pid=""
 cleanup() {
+    if [[ -n "$stream_pid" ]] && kill -0 "$stream_pid" 2>/dev/null; then kill "$stream_pid" 2>/dev/null || true; fi
     if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
     rm -rf "$work"
 }
@@ -89,7 +91,38 @@ code="$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' -H "Authorization: 
 [[ "$code" == 404 ]] || fail "GET /v1/sessions/nope with the token answered $code, not 404"
 log "config/viewportd.json read from the working directory (auth.token in force: 401 without, 404 with)"
 
+# An in-flight request must finish across SIGTERM: an NDJSON stream of updates uploaded slowly
+# (about 2 s) is under way when the signal is sent, and must still answer every plan.
+auth=(-H "Authorization: Bearer $token")
+python3 -c '
+import json
+print(json.dumps({"items": [{"id": str(i), "rect": [0, 50 * i, 375, 50], "reuse": "row"} for i in range(1000)]}))
+' > "$work/layout.json"
+layout="$(curl -sS --max-time 10 "${auth[@]}" -H 'Content-Type: application/json' --data-binary @"$work/layout.json" "$base/v1/layouts" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["layout"])')" || fail "POST /v1/layouts failed"
+session="$(curl -sS --max-time 10 "${auth[@]}" -H 'Content-Type: application/json' \
+    --data "{\"layout\":\"$layout\",\"viewport\":[375,667]}" "$base/v1/sessions" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')" || fail "POST /v1/sessions failed"
+updates=2000
+python3 -c "import sys; sys.stdout.write(''.join('{\"offset\":[0,%d]}\n' % (7 * (i + 1)) for i in range($updates)))" > "$work/updates.ndjson"
+rate=$(( $(stat -c %s "$work/updates.ndjson") / 2 ))
+curl -sS --max-time 30 --limit-rate "$rate" "${auth[@]}" -H 'Content-Type: application/x-ndjson' \
+    --data-binary @"$work/updates.ndjson" -o "$work/plans.ndjson" -w '%{http_code}' \
+    "$base/v1/sessions/$session/viewport" > "$work/stream.code" 2>"$work/stream.err" &
+stream_pid=$!
+sleep 0.7
+kill -0 "$stream_pid" 2>/dev/null || fail "the slow stream finished before SIGTERM was sent (test too fast)"
+
 kill -TERM "$pid"
+log "SIGTERM sent while an NDJSON stream of $updates updates is being uploaded"
+stream_rc=0; wait "$stream_pid" || stream_rc=$?
+[[ $stream_rc -eq 0 && "$(cat "$work/stream.code")" == 200 ]] \
+    || fail "the in-flight stream did not finish across SIGTERM (curl $stream_rc, HTTP $(cat "$work/stream.code"): $(cat "$work/stream.err"))"
+lines="$(wc -l < "$work/plans.ndjson")"
+[[ "$lines" -eq "$updates" ]] || fail "the in-flight stream answered $lines plans, not $updates"
+! grep -q '"title"' "$work/plans.ndjson" || fail "the in-flight stream answered a problem: $(grep -m1 '"title"' "$work/plans.ndjson")"
+log "in-flight stream finished across SIGTERM: $lines plans"
+
 deadline=$((SECONDS + stop_timeout))
 while kill -0 "$pid" 2>/dev/null; do
     (( SECONDS < deadline )) || fail "still running ${stop_timeout}s after SIGTERM"
