@@ -17,7 +17,7 @@ for arg in "$@"; do
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
         --which-hadolint) which_hadolint=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
     esac
 done

@@ -23,6 +23,8 @@
 #   --threads N        wrk threads (default 2)       --connections N  wrk connections (default 64)
 #   --duration D       wrk duration (default 10s)    --step PT        offset step per update (default 97; stream 7)
 #   --http-threads N   viewportd http.threads (default: the config file's)
+#   --rounds N         rps mode: N interleaved rounds (viewportd, nginx, ...), medians reported
+#                      (default 1; use 3+ on a machine shared with other work)
 #   --no-nginx         rps mode: skip the nginx comparison
 set -euo pipefail
 
@@ -31,7 +33,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1
+duration=10s step="" http_threads="" with_nginx=1 rounds=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -43,14 +45,16 @@ while [[ $# -gt 0 ]]; do
         --duration) duration="$2"; shift 2 ;;
         --step) step="$2"; shift 2 ;;
         --http-threads) http_threads="$2"; shift 2 ;;
+        --rounds) rounds="$2"; shift 2 ;;
         --no-nginx) with_nginx=0; shift ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "load: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 if [[ "$mode" == stream ]]; then items="${items:-1000000}"; step="${step:-7}"; else items="${items:-10000}"; step="${step:-97}"; fi
 
 log() { echo "load: $*" >&2; }
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 die() { echo "load: error: $*" >&2; exit 1; }
 
 # --- tools ---------------------------------------------------------------------------------
@@ -240,39 +244,41 @@ end
 EOF
 } > "$work/viewport.lua"
 
-run_wrk() {  # run_wrk NAME BASE_URL -> writes $work/wrk-NAME.txt
-    local name="$1" url="$2" secs
+run_wrk() {  # run_wrk NAME ROUND BASE_URL -> writes $work/wrk-NAME-ROUND.txt
+    local name="$1" round="$2" url="$3" secs
     secs="$(python3 -c "import re,sys; d=sys.argv[1]; m=re.fullmatch(r'(\d+)([smh]?)', d); print(int(m[1]) * {'':1,'s':1,'m':60,'h':3600}[m[2]])" "$duration")"
-    log "wrk -t$threads -c$connections -d$duration --latency against $name ($url)"
+    log "round $round/$rounds: wrk -t$threads -c$connections -d$duration --latency against $name ($url)"
     timeout --signal=INT --kill-after=10 $((secs + 30)) \
         wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$work/viewport.lua" "$url" \
-        > "$work/wrk-$name.txt" 2>&1 || { cat "$work/wrk-$name.txt" >&2; die "wrk against $name failed"; }
+        > "$work/wrk-$name-$round.txt" 2>&1 || { cat "$work/wrk-$name-$round.txt" >&2; die "wrk against $name failed"; }
 }
 
-# Parse a wrk report into: rps p50 p99 non2xx socket_errors requests
-parse_wrk() {
-    python3 - "$1" <<'EOF'
-import re, sys
-text = open(sys.argv[1]).read()
+# Summarize the wrk reports of one server over all rounds, tab-separated:
+#   median rps, median p50 ms, median p99 ms, non-2xx (sum), socket errors (sum),
+#   socket errors (text), requests (sum), per-round rps
+summarize_wrk() {
+    python3 - "$@" <<'EOF'
+import re, statistics, sys
 def ms(v, unit):
     return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
-rps = float(re.search(r"Requests/sec:\s*([\d.]+)", text)[1])
-lat = dict((p, ms(v, u)) for p, v, u in re.findall(r"^\s*(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M))
-non2xx = int((re.search(r"Non-2xx or 3xx responses:\s*(\d+)", text) or [0, 0])[1])
-sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-sock_total = sum(int(x) for x in sock.groups()) if sock else 0
-sock_text = "connect %s read %s write %s timeout %s" % sock.groups() if sock else "none"
-reqs = int(re.search(r"(\d+) requests in", text)[1])
-print(f"{rps:.0f}\t{lat.get('50', float('nan')):.3f}\t{lat.get('99', float('nan')):.3f}\t{non2xx}\t{sock_total}\t{sock_text}\t{reqs}")
+rows = []
+for path in sys.argv[1:]:
+    text = open(path).read()
+    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", text)[1])
+    lat = dict((p, ms(v, u)) for p, v, u in re.findall(r"^\s*(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M))
+    non2xx = int((re.search(r"Non-2xx or 3xx responses:\s*(\d+)", text) or [0, 0])[1])
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    sock = [int(x) for x in sock.groups()] if sock else [0, 0, 0, 0]
+    reqs = int(re.search(r"(\d+) requests in", text)[1])
+    rows.append((rps, lat.get("50", float("nan")), lat.get("99", float("nan")), non2xx, sock, reqs))
+med = lambda i: statistics.median(r[i] for r in rows)
+sock = [sum(r[4][k] for r in rows) for k in range(4)]
+sock_text = "none" if sum(sock) == 0 else "connect %d read %d write %d timeout %d" % tuple(sock)
+print("\t".join([f"{med(0):.0f}", f"{med(1):.3f}", f"{med(2):.3f}", str(sum(r[3] for r in rows)),
+                 str(sum(sock)), sock_text, str(sum(r[5] for r in rows)),
+                 "/".join(f"{r[0]:.0f}" for r in rows)]))
 EOF
 }
-
-run_wrk viewportd "$vp_base"
-IFS=$'\t' read -r vp_rps vp_p50 vp_p99 vp_non2xx vp_sock vp_sock_text vp_reqs < <(parse_wrk "$work/wrk-viewportd.txt")
-log "viewportd: $vp_rps req/s, p99 $vp_p99 ms"
-# Evidence that the plans were real: one session's counters after the run.
-curl -sS --max-time 10 -o "$work/session0.json" "$vp_base/v1/sessions/${sessions[0]}" || true
-vp_stats="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("stats", d), separators=(",", ":")))' "$work/session0.json" 2>/dev/null || echo "?")"
 
 if [[ $with_nginx -eq 1 ]]; then
     # nginx returns the captured body verbatim: it must not contain what an nginx string would
@@ -320,18 +326,34 @@ EOF
     cmp -s "$work/nginx.body" "$work/plan.body" || die "nginx does not answer the captured plan bytes"
     grep -qi "^content-type: $content_type" "$work/nginx.headers" || die "nginx answers another Content-Type: $(grep -i '^content-type' "$work/nginx.headers")"
     log "nginx on 127.0.0.1:$ng_port answers the same $(stat -c %s "$work/nginx.body") bytes (pid $nginx_pid)"
-
-    run_wrk nginx "http://127.0.0.1:$ng_port"
-    IFS=$'\t' read -r ng_rps ng_p50 ng_p99 ng_non2xx ng_sock ng_sock_text ng_reqs < <(parse_wrk "$work/wrk-nginx.txt")
 fi
 
-echo
-echo "== wrk -t$threads -c$connections -d$duration: POST /v1/sessions/{id}/viewport, $connections sessions, $items-item vertical list, step $step pt =="
-printf '%-10s %12s %10s %10s %10s %10s  %s\n' "server" "requests/s" "p50 ms" "p99 ms" "requests" "non-2xx" "socket errors"
-printf '%-10s %12s %10s %10s %10s %10s  %s\n' viewportd "$vp_rps" "$vp_p50" "$vp_p99" "$vp_reqs" "$vp_non2xx" "$vp_sock_text"
+# Interleaved rounds (viewportd, nginx, viewportd, nginx, ...), so that a neighbour's load on a
+# shared machine hits both alike; medians are reported.
+for ((round = 1; round <= rounds; round++)); do
+    run_wrk viewportd "$round" "$vp_base"
+    [[ $with_nginx -eq 1 ]] && run_wrk nginx "$round" "http://127.0.0.1:$ng_port"
+done
+
+IFS=$'\t' read -r vp_rps vp_p50 vp_p99 vp_non2xx vp_sock vp_sock_text vp_reqs vp_rounds \
+    < <(summarize_wrk "$work"/wrk-viewportd-*.txt)
 if [[ $with_nginx -eq 1 ]]; then
-    printf '%-10s %12s %10s %10s %10s %10s  %s\n' nginx "$ng_rps" "$ng_p50" "$ng_p99" "$ng_reqs" "$ng_non2xx" "$ng_sock_text"
-    echo "ratio viewportd/nginx requests/s: $(python3 -c "print(f'{$vp_rps / $ng_rps:.2f}')")"
+    IFS=$'\t' read -r ng_rps ng_p50 ng_p99 ng_non2xx ng_sock ng_sock_text ng_reqs ng_rounds \
+        < <(summarize_wrk "$work"/wrk-nginx-*.txt)
+fi
+
+# Evidence that the plans were real: one session's counters after the run.
+curl -sS --max-time 10 -o "$work/session0.json" "$vp_base/v1/sessions/${sessions[0]}" || true
+vp_stats="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("stats", d), separators=(",", ":")))' "$work/session0.json" 2>/dev/null || echo "?")"
+
+echo
+echo "== wrk -t$threads -c$connections -d$duration x $rounds round(s): POST /v1/sessions/{id}/viewport, $connections sessions, $items-item vertical list, step $step pt =="
+echo "   (load average before: $load_before)"
+printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "server" "requests/s" "p50 ms" "p99 ms" "requests" "non-2xx" "socket errors" "requests/s per round"
+printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' viewportd "$vp_rps" "$vp_p50" "$vp_p99" "$vp_reqs" "$vp_non2xx" "$vp_sock_text" "$vp_rounds"
+if [[ $with_nginx -eq 1 ]]; then
+    printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' nginx "$ng_rps" "$ng_p50" "$ng_p99" "$ng_reqs" "$ng_non2xx" "$ng_sock_text" "$ng_rounds"
+    echo "ratio viewportd/nginx requests/s: $(python3 -c "print(f'{$vp_rps / $ng_rps:.2f}')")  (medians$([[ $rounds -gt 1 ]] && echo " of $rounds rounds"))"
 fi
 echo "response: $(stat -c %s "$work/plan.body") bytes ($content_type): $(cat "$work/plan.body")"
 echo "viewportd session 1 of $connections after the run: $vp_stats"
