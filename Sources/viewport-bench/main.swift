@@ -30,6 +30,8 @@ func fmt(_ v: Double, _ digits: Int = 2) -> String {
 }
 
 let count = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1_000_000 : 1_000_000
+/// `viewport-bench N small`: only the small-step measurement (for profiling it).
+let onlySmallSteps = CommandLine.arguments.dropFirst(2).first == "small"
 print("viewport-bench: \(count) items, release build\n")
 
 // A feed: two columns of cards of varying heights, plus a full-width banner every 50 rows.
@@ -100,6 +102,10 @@ for i in 0..<smallSteps {
 _ = try runTrace(Array(offsets.prefix(100_000)))  // warm up
 let small = try runTrace(offsets)
 line("small steps (7 pt): updates/s", "\(fmt(small.rate / 1e6, 3)) M  (\(small.changes) views entering)")
+if onlySmallSteps {
+    for _ in 0..<4 { _ = try runTrace(offsets) }
+    exit(0)
+}
 
 // Jumps: anywhere in the content.
 let jumps = 200_000

@@ -19,14 +19,6 @@ public struct Plan: Hashable, Sendable {
     public var reuse: [ReuseEntry] = []
     /// Items that entered and need a new view.
     public var create: [PlanEntry] = []
-    /// After a layout change: items that kept their view but whose rect changed (new layout).
-    public var move: [PlanEntry] = []
-    /// After a layout change: the layout `recycle` and `discard` refer to (the previous one).
-    public var previousLayout: Layout?
-    /// A sticky header newly pinned, or whose pinned rect moved (pushed by the next header).
-    public var pin: [PinEntry] = []
-    /// A sticky header no longer pinned that stays materialized: back to its layout rect.
-    public var unpin: [PinEntry] = []
     /// Helper outputs; nil when there are none. Boxed so that a plan without them stays the size
     /// of the view lists (plans are copied on every update).
     private var box: PlanExtras.Box?
@@ -57,8 +49,7 @@ public struct Plan: Hashable, Sendable {
 
     public static func == (a: Plan, b: Plan) -> Bool {
         a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard
-            && a.reuse == b.reuse && a.create == b.create && a.extras == b.extras && a.move == b.move
-            && a.previousLayout === b.previousLayout && a.pin == b.pin && a.unpin == b.unpin
+            && a.reuse == b.reuse && a.create == b.create && a.extras == b.extras
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -69,10 +60,33 @@ public struct Plan: Hashable, Sendable {
         hasher.combine(reuse)
         hasher.combine(create)
         hasher.combine(extras)
-        hasher.combine(move)
-        hasher.combine(previousLayout.map(ObjectIdentifier.init))
-        hasher.combine(pin)
-        hasher.combine(unpin)
+    }
+
+    // MARK: Layout changes and sticky headers
+
+    /// After a layout change: items that kept their view but whose rect changed (new layout).
+    public var move: [PlanEntry] {
+        get { extras?.move ?? [] }
+        set { updateExtras { $0.move = newValue } }
+    }
+
+    /// After a layout change: the layout `recycle`, `discard`, `leave` and `cancelPrefetch` refer
+    /// to (the previous one).
+    public var previousLayout: Layout? {
+        get { extras?.previousLayout?.layout }
+        set { updateExtras { $0.previousLayout = newValue.map(LayoutReference.init) } }
+    }
+
+    /// A sticky header newly pinned, or whose pinned rect moved (pushed by the next header).
+    public var pin: [PinEntry] {
+        get { extras?.pin ?? [] }
+        set { updateExtras { $0.pin = newValue } }
+    }
+
+    /// A sticky header no longer pinned that stays materialized: back to its layout rect.
+    public var unpin: [PinEntry] {
+        get { extras?.unpin ?? [] }
+        set { updateExtras { $0.unpin = newValue } }
     }
 
     // MARK: Paging

@@ -1,5 +1,6 @@
-/// The outputs of paging and the scrolling helpers in one plan. A `Plan` holds one only when some
-/// output is present, so plans of sessions without helpers stay small and allocate nothing.
+/// The rarer parts of a plan (paging and helper outputs, layout-change moves, sticky pins) in one
+/// box. A `Plan` holds one only when some part is present, so the common plan is four lists and
+/// a nil: copying it (every update keeps its last plan) retains five references, not a dozen.
 struct PlanExtras: Hashable, Sendable {
     static let empty = PlanExtras()
 
@@ -20,4 +21,15 @@ struct PlanExtras: Hashable, Sendable {
     var selected: Int?
     var placements: [Placement] = []
     var recenter: Point?
+    var move: [PlanEntry] = []
+    var previousLayout: LayoutReference?
+    var pin: [PinEntry] = []
+    var unpin: [PinEntry] = []
+}
+
+/// A layout compared by identity (a plan names the layout object its leaving items belong to).
+struct LayoutReference: Hashable, Sendable {
+    let layout: Layout
+    static func == (a: LayoutReference, b: LayoutReference) -> Bool { a.layout === b.layout }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(layout)) }
 }

@@ -18,7 +18,8 @@ extension ViewportSession {
         _ plan: inout Plan, leaving: [Int], entering: [Int], enteredScreen: [Int], leftScreen: [Int],
         cancelledPredictions: [Int]
     ) {
-        var extras = PlanExtras()
+        // Keep what the plan already carries (moves, pins); the helpers fill in their own parts.
+        var extras = plan.extras ?? PlanExtras()
         extras.selected = selected
         if exposureTracker != nil, let (enter, leave) = exposureTracker?.record(entered: enteredScreen, left: leftScreen) {
             extras.enter = enter
@@ -38,7 +39,8 @@ extension ViewportSession {
         _ plan: inout Plan, phase: ScrollPhase, velocity: Point?, previous: (offset: Point, viewport: Size)?,
         leaving: [Int], entering: [Int]
     ) {
-        var extras = PlanExtras()
+        // Keep what the plan already carries (moves, pins); the helpers fill in their own parts.
+        var extras = plan.extras ?? PlanExtras()
         extras.selected = selected
 
         // Paging: drag-begin records b, drag-end answers the target.
