@@ -35,7 +35,8 @@ public final class Layout: Sendable {
 
     init(
         ids: ItemIDTable, rects: ContiguousArray<Rect>, reuseClasses: ContiguousArray<Int32>, segments: [LayoutSegment],
-        stickyItems: [Int], reuseNames: [String], contentSize: Size, hasExplicitContentSize: Bool, digest: String
+        stickyItems: [Int], reuseNames: [String], contentSize: Size, hasExplicitContentSize: Bool, digest: String,
+        index: SpatialIndex?
     ) {
         self.ids = ids
         self.explicitRects = rects
@@ -52,17 +53,19 @@ public final class Layout: Sendable {
         self.contentSize = contentSize
         self.hasExplicitContentSize = hasExplicitContentSize
         self.digest = digest
-        if segments.isEmpty {
-            self.index = SpatialIndex(rects: rects)
-        } else {
-            // The tree holds the explicit items, numbered as layout positions.
-            var numbers = ContiguousArray<Int32>()
-            numbers.reserveCapacity(rects.count)
-            for case .explicit(let start, _, let count) in segments {
-                for k in 0..<count { numbers.append(Int32(start + k)) }
-            }
-            self.index = SpatialIndex(rects: rects, numbers: numbers)
+        self.index = index ?? SpatialIndex(rects: [])
+    }
+
+    /// The R-tree over explicit items, numbered as layout positions.
+    /// - Complexity: O(n log n).
+    static func makeIndex(rects: ContiguousArray<Rect>, segments: [LayoutSegment]) -> SpatialIndex {
+        guard !segments.isEmpty else { return SpatialIndex(rects: rects) }
+        var numbers = ContiguousArray<Int32>()
+        numbers.reserveCapacity(rects.count)
+        for case .explicit(let start, _, let count) in segments {
+            for k in 0..<count { numbers.append(Int32(start + k)) }
         }
+        return SpatialIndex(rects: rects, numbers: numbers)
     }
 
     /// Item frames in layout order.

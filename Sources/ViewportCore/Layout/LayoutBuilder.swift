@@ -124,9 +124,10 @@ public struct LayoutBuilder: Sendable {
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
         let stickyByTop = sticky.sorted { ($0.top, $0.item) < ($1.top, $1.item) }.map(\.item)
+        // Without an index yet: it serves ids, rects and reuse classes to the checks and the digest.
         let provisional = Layout(
             ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
-            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "")
+            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "", index: nil)
         // An explicit id that spells a generated one ("feed-3") would name two items.
         if !sectionIDs.isEmpty {
             for k in 0..<ids.count {
@@ -137,10 +138,14 @@ public struct LayoutBuilder: Sendable {
                 }
             }
         }
+        // The digest and the index are independent: make them on two cores.
+        let (digest, index) = Parallel.both(
+            { Self.digest(of: provisional) },
+            { [rects, segments] in Layout.makeIndex(rects: rects, segments: segments) })
         return Layout(
             ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
             reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
-            digest: Self.digest(of: provisional))
+            digest: digest, index: index)
     }
 
     private mutating func reuseClass(for name: String?) -> Int32 {
