@@ -57,10 +57,9 @@ enum SectionsDecoder {
             guard let count else { throw JSONReader.missingField("list.count") }
             return .list(axis: axis, count: count, size: size, spacing: spacing)
         case (nil, let sizes?):
-            if let count, count != sizes.count {
-                throw JSONError(.type, "list: count \(count) but \(sizes.count) sizes")
-            }
-            return .sizedList(axis: axis, sizes: sizes, spacing: spacing)
+            // A count that disagrees with the sizes is well-formed but invalid: the section
+            // stack answers it as a 422 (after the rest of the body is read).
+            return .sizedList(axis: axis, sizes: sizes, spacing: spacing, count: count)
         default:
             throw JSONError(.type, "list: give either size or sizes")
         }
