@@ -4775,7 +4775,8 @@ enum OpenAPIDocument {
           "count": {
             "type": "integer",
             "minimum": 0,
-            "description": "Number of items (required with `size`; with `sizes`, optional and must equal their number, 422 otherwise). Negative: 422."
+            "description": "Number of items (required with `size`; with `sizes`, optional and must equal their number, 422 otherwise). Negative: 422.",
+            "maximum": 9223372036854775807
           },
           "size": {
             "allOf": [
@@ -4812,12 +4813,22 @@ enum OpenAPIDocument {
             "required": [
               "count",
               "size"
-            ]
+            ],
+            "not": {
+              "required": [
+                "sizes"
+              ]
+            }
           },
           {
             "required": [
               "sizes"
-            ]
+            ],
+            "not": {
+              "required": [
+                "size"
+              ]
+            }
           }
         ]
       },
@@ -4834,12 +4845,14 @@ enum OpenAPIDocument {
           "columns": {
             "type": "integer",
             "minimum": 1,
-            "description": "Items per row (less than 1: 422)."
+            "description": "Items per row (less than 1: 422).",
+            "maximum": 9223372036854775807
           },
           "count": {
             "type": "integer",
             "minimum": 0,
-            "description": "Number of items (negative: 422)."
+            "description": "Number of items (negative: 422).",
+            "maximum": 9223372036854775807
           },
           "itemSize": {
             "allOf": [
@@ -4875,7 +4888,8 @@ enum OpenAPIDocument {
           "count": {
             "type": "integer",
             "minimum": 0,
-            "description": "Number of pages (negative: 422)."
+            "description": "Number of pages (negative: 422).",
+            "maximum": 9223372036854775807
           },
           "size": {
             "allOf": [
