@@ -123,9 +123,12 @@ public struct GeneratedSection: Hashable, Sendable {
             let (rowLength, rowStep, columnLength, columnStep) =
                 rowsAlong == .y ? (itemSize.height, itemSize.height + spacing.height, itemSize.width, itemSize.width + spacing.width)
                 : (itemSize.width, itemSize.width + spacing.width, itemSize.height, itemSize.height + spacing.height)
-            let rows = (count + columns - 1) / columns
+            // Only the first `count` columns can hold an item: `columns` itself may be any
+            // positive Int (`count + columns` could overflow, a column loop could run forever).
+            let filledColumns = min(columns, count)
+            let rows = (count + filledColumns - 1) / filledColumns
             let (firstRow, lastRow) = Self.range(low: mainLow, high: mainHigh, length: rowLength, step: rowStep, count: rows)
-            let (firstColumn, lastColumn) = Self.range(low: crossLow, high: crossHigh, length: columnLength, step: columnStep, count: columns)
+            let (firstColumn, lastColumn) = Self.range(low: crossLow, high: crossHigh, length: columnLength, step: columnStep, count: filledColumns)
             guard firstRow <= lastRow, firstColumn <= lastColumn else { return }
             for row in firstRow...lastRow {
                 for column in firstColumn...lastColumn {

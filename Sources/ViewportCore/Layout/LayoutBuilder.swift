@@ -68,7 +68,11 @@ public struct LayoutBuilder: Sendable {
         let field = "sections[\(id)]"
         guard !id.isEmpty else { throw .invalidSection(field: field, reason: "id must not be empty") }
         guard count >= 0 else { throw .invalidSection(field: "\(field).count", reason: "must not be negative") }
-        guard self.count + count <= maxItems else { throw .tooManyItems(count: self.count + count, limit: maxItems) }
+        // `count` may be any Int: compare without adding, which could overflow.
+        guard count <= maxItems - self.count else {
+            let (total, overflow) = self.count.addingReportingOverflow(count)
+            throw .tooManyItems(count: overflow ? .max : total, limit: maxItems)
+        }
         guard id.utf8.count + 1 + String(max(count - 1, 0)).utf8.count <= Layout.maxIDBytes else {
             throw .invalidSection(field: field, reason: "its item ids \"\(id)-…\" would exceed \(Layout.maxIDBytes) bytes")
         }
@@ -78,8 +82,9 @@ public struct LayoutBuilder: Sendable {
         }
         let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse))
         if count > 0 {
-            let last = section.rect(count - 1)
-            guard (last.x + last.width).isFinite, (last.y + last.height).isFinite else {
+            // The far corner, not just the last item: a grid's last column may be in an earlier row.
+            let (farX, farY) = section.farCorner()
+            guard farX.isFinite, farY.isFinite else {
                 throw .invalidSection(field: field, reason: "its items reach beyond the largest finite coordinate")
             }
         }

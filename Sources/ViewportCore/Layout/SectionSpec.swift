@@ -3,8 +3,9 @@ public struct SectionSpec: Sendable {
     public enum Shape: Sendable {
         /// `count` items of one `size`, `spacing` apart along `axis` (default: the stack's axis).
         case list(axis: Axis?, count: Int, size: Size, spacing: Double)
-        /// One item per size, `spacing` apart along `axis`.
-        case sizedList(axis: Axis?, sizes: [Size], spacing: Double)
+        /// One item per size, `spacing` apart along `axis`. `count`, when given, must equal
+        /// `sizes.count`.
+        case sizedList(axis: Axis?, sizes: [Size], spacing: Double, count: Int? = nil)
         /// `count` items of `itemSize` in rows of `columns` across the stack's axis.
         case grid(columns: Int, count: Int, itemSize: Size, spacing: Size)
         /// `count` pages of `size` side by side along `axis` (a list without spacing).

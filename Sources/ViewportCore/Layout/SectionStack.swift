@@ -52,7 +52,10 @@ public struct SectionStack: Sendable {
             try check(count: n)
             try check(size, "size")
             (shape, count) = (.list(axis: pageAxis ?? axis, size: size, spacing: 0), n)
-        case .sizedList(let listAxis, let sizes, let gap):
+        case .sizedList(let listAxis, let sizes, let gap, let declared):
+            if let declared, declared != sizes.count {
+                throw .invalidSection(field: "\(field).count", reason: "\(declared) but \(sizes.count) sizes")
+            }
             try check(gap, "spacing")
             let along = listAxis ?? axis
             var starts: [Double] = []

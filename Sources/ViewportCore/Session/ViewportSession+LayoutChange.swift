@@ -127,7 +127,11 @@ extension ViewportSession {
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
         plan.move = moves.sorted { $0.item < $1.item }
         plan.previousLayout = old
-        let oldPin = pinned.flatMap { pin in newIndex(of: pin.item).map { PinnedHeader(item: $0, rect: pin.rect) } }
+        // The previous pin carries over only when its header kept its view: a header that left and
+        // entered again (its reuse identifier changed) has a new view at its layout rect, to pin.
+        let oldPin = pinned.flatMap { pin in
+            newIndex(of: pin.item).flatMap { survivors[$0] == nil ? nil : PinnedHeader(item: $0, rect: pin.rect) }
+        }
         (plan.pin, plan.unpin) = pinEntries(old: oldPin, new: newPin)
         pinned = newPin
         if usesHelpers || selected != nil {

@@ -13,7 +13,7 @@ enum OpenAPIDocument {
     "title": "viewportd API",
     "version": "1",
     "summary": "Plans which views a scroll view must create, reuse, recycle or discard as its viewport moves.",
-    "description": "The normative contract is API.md; this document describes API v1 as served.\n\n- Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).\n- Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.\n- Unknown JSON fields, missing required fields, arrays of the wrong length and values outside an enumeration are rejected (400), naming the field.\n- Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.\n- A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.\n- Authorization is optional: when `auth.token` is configured, every path but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise).\n- Request bodies list valid requests under `examples` and rejected ones (which break the schema) under `x-invalid-examples`; a request example and the response example it produces share a name.\n- Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some."
+    "description": "The normative contract is API.md; this document describes API v1 as served.\n\n- Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).\n- Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.\n- Unknown JSON fields, missing required fields, arrays of the wrong length and values outside an enumeration are rejected (400), naming the field.\n- Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.\n- A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.\n- Authorization is optional: when `auth.token` is configured, every path but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise).\n- Request bodies list valid requests under `examples` and rejected ones (which break the schema) under `x-invalid-examples`; a request example and the response example it produces share a name.\n- Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some.\n- Layouts are given item by item (`items`) or generated from `sections` (lists, grids, pages, explicit items); items marked `sticky` are section headers that pin at the top of the viewport while their section is on screen (plans report `pin` and `unpin`, the session state `pinned`)."
   },
   "servers": [
     {
@@ -49,7 +49,7 @@ enum OpenAPIDocument {
           "layouts"
         ],
         "summary": "Store a layout",
-        "description": "Stores a layout and answers its id. Layout ids are derived from the layout's content: the same layout always gets the same id and is stored once. Two layouts are identical when they have the same items in the same order and the same content size once defaults are filled in.",
+        "description": "Stores a layout and answers its id. Layout ids are derived from the layout's content: the same layout always gets the same id and is stored once. Two layouts are identical when they have the same items in the same order and the same content size once defaults are filled in. A layout is given item by item (`items`) or generated from `sections` (lists, grids, pages and explicit items stacked along an axis); a generated layout and the same items sent one by one are the same layout (same id). Items may be `sticky` section headers.",
         "requestBody": {
           "required": true,
           "content": {
@@ -202,6 +202,266 @@ enum OpenAPIDocument {
                       }
                     ]
                   }
+                },
+                "sections": {
+                  "summary": "A generated layout: a sticky header over each of a list, a grid and pages (a carousel along x), stacked along y inside insets, 8 points apart",
+                  "value": {
+                    "insets": [
+                      10,
+                      0,
+                      10,
+                      0
+                    ],
+                    "spacing": 8,
+                    "sections": [
+                      {
+                        "items": [
+                          {
+                            "id": "newsHeader",
+                            "rect": [
+                              0,
+                              0,
+                              375,
+                              40
+                            ],
+                            "reuse": "header",
+                            "sticky": true
+                          }
+                        ]
+                      },
+                      {
+                        "id": "news",
+                        "reuse": "row",
+                        "list": {
+                          "count": 3,
+                          "size": [
+                            375,
+                            100
+                          ],
+                          "spacing": 10
+                        }
+                      },
+                      {
+                        "items": [
+                          {
+                            "id": "photosHeader",
+                            "rect": [
+                              0,
+                              0,
+                              375,
+                              40
+                            ],
+                            "reuse": "header",
+                            "sticky": true
+                          }
+                        ]
+                      },
+                      {
+                        "id": "photos",
+                        "reuse": "photo",
+                        "grid": {
+                          "columns": 3,
+                          "count": 6,
+                          "itemSize": [
+                            115,
+                            115
+                          ],
+                          "spacing": 5
+                        }
+                      },
+                      {
+                        "items": [
+                          {
+                            "id": "promoHeader",
+                            "rect": [
+                              0,
+                              0,
+                              375,
+                              40
+                            ],
+                            "reuse": "header",
+                            "sticky": true
+                          }
+                        ]
+                      },
+                      {
+                        "id": "promo",
+                        "reuse": "page",
+                        "pages": {
+                          "count": 3,
+                          "size": [
+                            375,
+                            200
+                          ],
+                          "axis": "x"
+                        }
+                      }
+                    ]
+                  }
+                },
+                "sectionsAsItems": {
+                  "summary": "The items of `sections` sent one by one: the same layout, already stored (200, same id)",
+                  "value": {
+                    "items": [
+                      {
+                        "id": "newsHeader",
+                        "rect": [
+                          0,
+                          10,
+                          375,
+                          40
+                        ],
+                        "reuse": "header",
+                        "sticky": true
+                      },
+                      {
+                        "id": "news-0",
+                        "rect": [
+                          0,
+                          58,
+                          375,
+                          100
+                        ],
+                        "reuse": "row"
+                      },
+                      {
+                        "id": "news-1",
+                        "rect": [
+                          0,
+                          168,
+                          375,
+                          100
+                        ],
+                        "reuse": "row"
+                      },
+                      {
+                        "id": "news-2",
+                        "rect": [
+                          0,
+                          278,
+                          375,
+                          100
+                        ],
+                        "reuse": "row"
+                      },
+                      {
+                        "id": "photosHeader",
+                        "rect": [
+                          0,
+                          386,
+                          375,
+                          40
+                        ],
+                        "reuse": "header",
+                        "sticky": true
+                      },
+                      {
+                        "id": "photos-0",
+                        "rect": [
+                          0,
+                          434,
+                          115,
+                          115
+                        ],
+                        "reuse": "photo"
+                      },
+                      {
+                        "id": "photos-1",
+                        "rect": [
+                          120,
+                          434,
+                          115,
+                          115
+                        ],
+                        "reuse": "photo"
+                      },
+                      {
+                        "id": "photos-2",
+                        "rect": [
+                          240,
+                          434,
+                          115,
+                          115
+                        ],
+                        "reuse": "photo"
+                      },
+                      {
+                        "id": "photos-3",
+                        "rect": [
+                          0,
+                          554,
+                          115,
+                          115
+                        ],
+                        "reuse": "photo"
+                      },
+                      {
+                        "id": "photos-4",
+                        "rect": [
+                          120,
+                          554,
+                          115,
+                          115
+                        ],
+                        "reuse": "photo"
+                      },
+                      {
+                        "id": "photos-5",
+                        "rect": [
+                          240,
+                          554,
+                          115,
+                          115
+                        ],
+                        "reuse": "photo"
+                      },
+                      {
+                        "id": "promoHeader",
+                        "rect": [
+                          0,
+                          677,
+                          375,
+                          40
+                        ],
+                        "reuse": "header",
+                        "sticky": true
+                      },
+                      {
+                        "id": "promo-0",
+                        "rect": [
+                          0,
+                          725,
+                          375,
+                          200
+                        ],
+                        "reuse": "page"
+                      },
+                      {
+                        "id": "promo-1",
+                        "rect": [
+                          375,
+                          725,
+                          375,
+                          200
+                        ],
+                        "reuse": "page"
+                      },
+                      {
+                        "id": "promo-2",
+                        "rect": [
+                          750,
+                          725,
+                          375,
+                          200
+                        ],
+                        "reuse": "page"
+                      }
+                    ],
+                    "contentSize": [
+                      1125,
+                      935
+                    ]
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -252,6 +512,48 @@ enum OpenAPIDocument {
                       }
                     ]
                   }
+                },
+                "listAndGrid": {
+                  "summary": "A section with both `list` and `grid` (400)",
+                  "value": {
+                    "sections": [
+                      {
+                        "id": "news",
+                        "list": {
+                          "count": 3,
+                          "size": [
+                            375,
+                            100
+                          ]
+                        },
+                        "grid": {
+                          "columns": 3,
+                          "count": 6,
+                          "itemSize": [
+                            115,
+                            115
+                          ]
+                        }
+                      }
+                    ]
+                  }
+                },
+                "negativeSectionSize": {
+                  "summary": "A list section with a negative item height (422)",
+                  "value": {
+                    "sections": [
+                      {
+                        "id": "news",
+                        "list": {
+                          "count": 3,
+                          "size": [
+                            375,
+                            -100
+                          ]
+                        }
+                      }
+                    ]
+                  }
                 }
               }
             }
@@ -283,6 +585,16 @@ enum OpenAPIDocument {
                       "contentSize": [
                         375,
                         1030
+                      ]
+                    }
+                  },
+                  "sections": {
+                    "value": {
+                      "layout": "1e95caa335253d11e97e7c8767582777",
+                      "items": 15,
+                      "contentSize": [
+                        1125,
+                        935
                       ]
                     }
                   }
@@ -325,6 +637,16 @@ enum OpenAPIDocument {
                         1030
                       ]
                     }
+                  },
+                  "sectionsAsItems": {
+                    "value": {
+                      "layout": "1e95caa335253d11e97e7c8767582777",
+                      "items": 15,
+                      "contentSize": [
+                        1125,
+                        935
+                      ]
+                    }
                   }
                 }
               }
@@ -339,7 +661,7 @@ enum OpenAPIDocument {
             }
           },
           "400": {
-            "description": "The body is not valid JSON, has wrong types, unknown or missing fields, arrays of the wrong length, a value outside an enumeration, or a non-finite number.",
+            "description": "The body is not valid JSON, has wrong types, unknown or missing fields, arrays of the wrong length, a value outside an enumeration, or a non-finite number; or a layout with both `items` and `sections` (or neither), a section with none or several of `list`, `grid`, `pages`, `items`, a list with both or neither of `size` and `sizes`.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -371,6 +693,14 @@ enum OpenAPIDocument {
                       "title": "Invalid request body",
                       "status": 400,
                       "detail": "items[0].rect: expected an array of 4 numbers, got 3"
+                    }
+                  },
+                  "listAndGrid": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "sections[0]: give exactly one of list, grid, pages, items"
                     }
                   }
                 }
@@ -520,6 +850,14 @@ enum OpenAPIDocument {
                       "title": "Invalid value",
                       "status": 422,
                       "detail": "items[1].id: \"a\" is already the id of items[0]"
+                    }
+                  },
+                  "negativeSectionSize": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "sections[0].size: must be finite and not negative"
                     }
                   }
                 }
@@ -944,6 +1282,109 @@ enum OpenAPIDocument {
                     },
                     "loop": true
                   }
+                },
+                "sticky": {
+                  "summary": "On the generated layout with sticky headers, given inline (it gets the stored layout's id); no buffer, to keep the plans short",
+                  "value": {
+                    "layout": {
+                      "insets": [
+                        10,
+                        0,
+                        10,
+                        0
+                      ],
+                      "spacing": 8,
+                      "sections": [
+                        {
+                          "items": [
+                            {
+                              "id": "newsHeader",
+                              "rect": [
+                                0,
+                                0,
+                                375,
+                                40
+                              ],
+                              "reuse": "header",
+                              "sticky": true
+                            }
+                          ]
+                        },
+                        {
+                          "id": "news",
+                          "reuse": "row",
+                          "list": {
+                            "count": 3,
+                            "size": [
+                              375,
+                              100
+                            ],
+                            "spacing": 10
+                          }
+                        },
+                        {
+                          "items": [
+                            {
+                              "id": "photosHeader",
+                              "rect": [
+                                0,
+                                0,
+                                375,
+                                40
+                              ],
+                              "reuse": "header",
+                              "sticky": true
+                            }
+                          ]
+                        },
+                        {
+                          "id": "photos",
+                          "reuse": "photo",
+                          "grid": {
+                            "columns": 3,
+                            "count": 6,
+                            "itemSize": [
+                              115,
+                              115
+                            ],
+                            "spacing": 5
+                          }
+                        },
+                        {
+                          "items": [
+                            {
+                              "id": "promoHeader",
+                              "rect": [
+                                0,
+                                0,
+                                375,
+                                40
+                              ],
+                              "reuse": "header",
+                              "sticky": true
+                            }
+                          ]
+                        },
+                        {
+                          "id": "promo",
+                          "reuse": "page",
+                          "pages": {
+                            "count": 3,
+                            "size": [
+                              375,
+                              200
+                            ],
+                            "axis": "x"
+                          }
+                        }
+                      ]
+                    },
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "buffer": 0
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -1254,6 +1695,69 @@ enum OpenAPIDocument {
                               0,
                               375,
                               300
+                            ]
+                          }
+                        ]
+                      }
+                    }
+                  },
+                  "sticky": {
+                    "value": {
+                      "session": "bd2cd900fe5f9fe48730bb7d7a4f892d",
+                      "layout": "1e95caa335253d11e97e7c8767582777",
+                      "contentSize": [
+                        1125,
+                        935
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          0,
+                          0
+                        ],
+                        "create": [
+                          {
+                            "id": "newsHeader",
+                            "view": 1,
+                            "reuse": "header",
+                            "rect": [
+                              0,
+                              10,
+                              375,
+                              40
+                            ]
+                          },
+                          {
+                            "id": "news-0",
+                            "view": 2,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              58,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "news-1",
+                            "view": 3,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              168,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "news-2",
+                            "view": 4,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              278,
+                              375,
+                              100
                             ]
                           }
                         ]
@@ -1659,6 +2163,90 @@ enum OpenAPIDocument {
                         "recycled": 1,
                         "discarded": 0,
                         "peakViews": 3
+                      }
+                    }
+                  },
+                  "sticky": {
+                    "summary": "The sticky session after `stickyUnpin`: `pinned` is the header pinned at the top",
+                    "x-session": "sticky",
+                    "value": {
+                      "session": "bd2cd900fe5f9fe48730bb7d7a4f892d",
+                      "layout": "1e95caa335253d11e97e7c8767582777",
+                      "seq": 4,
+                      "offset": [
+                        0,
+                        380
+                      ],
+                      "viewport": [
+                        375,
+                        300
+                      ],
+                      "visible": [
+                        {
+                          "id": "newsHeader",
+                          "view": 13
+                        },
+                        {
+                          "id": "photosHeader",
+                          "view": 5
+                        },
+                        {
+                          "id": "photos-0",
+                          "view": 6
+                        },
+                        {
+                          "id": "photos-1",
+                          "view": 7
+                        },
+                        {
+                          "id": "photos-2",
+                          "view": 8
+                        },
+                        {
+                          "id": "photos-3",
+                          "view": 9
+                        },
+                        {
+                          "id": "photos-4",
+                          "view": 10
+                        },
+                        {
+                          "id": "photos-5",
+                          "view": 11
+                        },
+                        {
+                          "id": "promoHeader",
+                          "view": 1
+                        }
+                      ],
+                      "pinned": {
+                        "id": "newsHeader",
+                        "view": 13,
+                        "rect": [
+                          0,
+                          346,
+                          375,
+                          40
+                        ]
+                      },
+                      "pool": {
+                        "row": [
+                          2,
+                          3,
+                          4
+                        ],
+                        "page": [
+                          12
+                        ]
+                      },
+                      "stats": {
+                        "updates": 4,
+                        "created": 13,
+                        "reused": 1,
+                        "rebindFree": 0,
+                        "recycled": 5,
+                        "discarded": 0,
+                        "peakViews": 13
                       }
                     }
                   }
@@ -2095,6 +2683,50 @@ enum OpenAPIDocument {
                     "seq": 3
                   },
                   "x-session": "carousel"
+                },
+                "stickyPin": {
+                  "summary": "Sticky: `newsHeader` scrolled above the top while its section is on screen: it stays materialized, pinned at the top",
+                  "value": {
+                    "offset": [
+                      0,
+                      200
+                    ],
+                    "seq": 1
+                  },
+                  "x-session": "sticky"
+                },
+                "stickyPushed": {
+                  "summary": "Sticky: the next header (`photosHeader`, at y 386) pushes the pinned one up",
+                  "value": {
+                    "offset": [
+                      0,
+                      360
+                    ],
+                    "seq": 2
+                  },
+                  "x-session": "sticky"
+                },
+                "stickyNextPin": {
+                  "summary": "Sticky: `photosHeader` passes the top and pins; `newsHeader`, off screen, leaves",
+                  "value": {
+                    "offset": [
+                      0,
+                      450
+                    ],
+                    "seq": 3
+                  },
+                  "x-session": "sticky"
+                },
+                "stickyUnpin": {
+                  "summary": "Sticky: back up: `newsHeader` pins again (pushed), `photosHeader` stays materialized at its layout rect (`unpin`)",
+                  "value": {
+                    "offset": [
+                      0,
+                      380
+                    ],
+                    "seq": 4
+                  },
+                  "x-session": "sticky"
                 }
               },
               "x-invalid-examples": {
@@ -2462,6 +3094,250 @@ enum OpenAPIDocument {
                       "recenter": [
                         -1125,
                         0
+                      ]
+                    }
+                  },
+                  "stickyPin": {
+                    "value": {
+                      "seq": 1,
+                      "offset": [
+                        0,
+                        200
+                      ],
+                      "recycle": [
+                        {
+                          "id": "news-0",
+                          "view": 2
+                        }
+                      ],
+                      "create": [
+                        {
+                          "id": "photosHeader",
+                          "view": 5,
+                          "reuse": "header",
+                          "rect": [
+                            0,
+                            386,
+                            375,
+                            40
+                          ]
+                        },
+                        {
+                          "id": "photos-0",
+                          "view": 6,
+                          "reuse": "photo",
+                          "rect": [
+                            0,
+                            434,
+                            115,
+                            115
+                          ]
+                        },
+                        {
+                          "id": "photos-1",
+                          "view": 7,
+                          "reuse": "photo",
+                          "rect": [
+                            120,
+                            434,
+                            115,
+                            115
+                          ]
+                        },
+                        {
+                          "id": "photos-2",
+                          "view": 8,
+                          "reuse": "photo",
+                          "rect": [
+                            240,
+                            434,
+                            115,
+                            115
+                          ]
+                        }
+                      ],
+                      "pin": [
+                        {
+                          "id": "newsHeader",
+                          "view": 1,
+                          "rect": [
+                            0,
+                            200,
+                            375,
+                            40
+                          ]
+                        }
+                      ]
+                    }
+                  },
+                  "stickyPushed": {
+                    "value": {
+                      "seq": 2,
+                      "offset": [
+                        0,
+                        360
+                      ],
+                      "recycle": [
+                        {
+                          "id": "news-1",
+                          "view": 3
+                        }
+                      ],
+                      "create": [
+                        {
+                          "id": "photos-3",
+                          "view": 9,
+                          "reuse": "photo",
+                          "rect": [
+                            0,
+                            554,
+                            115,
+                            115
+                          ]
+                        },
+                        {
+                          "id": "photos-4",
+                          "view": 10,
+                          "reuse": "photo",
+                          "rect": [
+                            120,
+                            554,
+                            115,
+                            115
+                          ]
+                        },
+                        {
+                          "id": "photos-5",
+                          "view": 11,
+                          "reuse": "photo",
+                          "rect": [
+                            240,
+                            554,
+                            115,
+                            115
+                          ]
+                        }
+                      ],
+                      "pin": [
+                        {
+                          "id": "newsHeader",
+                          "view": 1,
+                          "rect": [
+                            0,
+                            346,
+                            375,
+                            40
+                          ]
+                        }
+                      ]
+                    }
+                  },
+                  "stickyNextPin": {
+                    "value": {
+                      "seq": 3,
+                      "offset": [
+                        0,
+                        450
+                      ],
+                      "recycle": [
+                        {
+                          "id": "newsHeader",
+                          "view": 1
+                        },
+                        {
+                          "id": "news-2",
+                          "view": 4
+                        }
+                      ],
+                      "reuse": [
+                        {
+                          "id": "promoHeader",
+                          "view": 1,
+                          "rect": [
+                            0,
+                            677,
+                            375,
+                            40
+                          ],
+                          "rebind": true
+                        }
+                      ],
+                      "create": [
+                        {
+                          "id": "promo-0",
+                          "view": 12,
+                          "reuse": "page",
+                          "rect": [
+                            0,
+                            725,
+                            375,
+                            200
+                          ]
+                        }
+                      ],
+                      "pin": [
+                        {
+                          "id": "photosHeader",
+                          "view": 5,
+                          "rect": [
+                            0,
+                            450,
+                            375,
+                            40
+                          ]
+                        }
+                      ]
+                    }
+                  },
+                  "stickyUnpin": {
+                    "value": {
+                      "seq": 4,
+                      "offset": [
+                        0,
+                        380
+                      ],
+                      "recycle": [
+                        {
+                          "id": "promo-0",
+                          "view": 12
+                        }
+                      ],
+                      "create": [
+                        {
+                          "id": "newsHeader",
+                          "view": 13,
+                          "reuse": "header",
+                          "rect": [
+                            0,
+                            10,
+                            375,
+                            40
+                          ]
+                        }
+                      ],
+                      "unpin": [
+                        {
+                          "id": "photosHeader",
+                          "view": 5,
+                          "rect": [
+                            0,
+                            386,
+                            375,
+                            40
+                          ]
+                        }
+                      ],
+                      "pin": [
+                        {
+                          "id": "newsHeader",
+                          "view": 13,
+                          "rect": [
+                            0,
+                            346,
+                            375,
+                            40
+                          ]
+                        }
                       ]
                     }
                   }
@@ -3710,16 +4586,33 @@ enum OpenAPIDocument {
                 "type": "null"
               }
             ]
+          },
+          "sticky": {
+            "type": "boolean",
+            "default": false,
+            "description": "A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Plans report it under `pin` and `unpin`."
           }
-        }
+        },
+        "description": "An item and its frame. In an `items` section of a generated layout, `rect` is relative to the section's origin."
       },
       "Layout": {
+        "description": "A layout object: either the items form (`items`, each with its absolute frame) or the sections form (`sections`, generated). Both `items` and `sections`, or neither, is a 400.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/ItemsLayout"
+          },
+          {
+            "$ref": "#/components/schemas/SectionsLayout"
+          }
+        ]
+      },
+      "ItemsLayout": {
         "type": "object",
         "additionalProperties": false,
         "required": [
           "items"
         ],
-        "description": "The items a scroll view shows, each with its absolute frame. At most `layouts.maxItems` items (413 otherwise).",
+        "description": "A layout given item by item, each with its absolute frame. At most `layouts.maxItems` items (413 otherwise). `axis`, `insets` and `spacing` belong to the sections form; here they are accepted only at their defaults (anything else is a 400).",
         "properties": {
           "items": {
             "type": "array",
@@ -3734,8 +4627,295 @@ enum OpenAPIDocument {
               }
             ],
             "description": "Optional; by default `[max(x + w), max(y + h)]` over the items."
+          },
+          "axis": {
+            "const": "y",
+            "description": "Only with `sections`; accepted here at its default."
+          },
+          "insets": {
+            "type": "array",
+            "prefixItems": [
+              {
+                "const": 0
+              },
+              {
+                "const": 0
+              },
+              {
+                "const": 0
+              },
+              {
+                "const": 0
+              }
+            ],
+            "items": false,
+            "minItems": 4,
+            "maxItems": 4,
+            "description": "Only with `sections`; accepted here at its default (zeros)."
+          },
+          "spacing": {
+            "const": 0,
+            "description": "Only with `sections`; accepted here at its default."
           }
         }
+      },
+      "SectionsLayout": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "sections"
+        ],
+        "description": "A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item.",
+        "properties": {
+          "sections": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Section"
+            },
+            "description": "The sections, in stacking order."
+          },
+          "axis": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Axis"
+              }
+            ],
+            "default": "y",
+            "description": "The stacking axis; also the default axis of `list` and `pages` sections, and the axis grid rows run along."
+          },
+          "insets": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Insets"
+              }
+            ],
+            "description": "Content insets `[top, left, bottom, right]` around the stack; default zeros. `bottom` and `right` must not be negative (422)."
+          },
+          "spacing": {
+            "type": "number",
+            "minimum": 0,
+            "default": 0,
+            "description": "Points between consecutive sections along the axis (negative: 422)."
+          },
+          "contentSize": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Size"
+              }
+            ],
+            "description": "Optional; by default the items' extent `[max(x + w), max(y + h)]` grown by the trailing insets: `[max(x + w) + insets.right, max(y + h) + insets.bottom]`."
+          }
+        }
+      },
+      "Section": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "One section of a generated layout: exactly one of `list`, `grid`, `pages` or `items` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Section id; its generated items are `<id>-<k>`. Default: the section's position in `sections` (`\"0\"`, `\"1\"`, …). For a generated section it must not be empty, must be unique among generated sections, and its item ids must fit in 256 bytes (422 otherwise); an explicit item id equal to a generated one is a duplicate (422)."
+          },
+          "reuse": {
+            "description": "Reuse identifier of the generated items (absent, `null` or `\"\"`: never reused).",
+            "oneOf": [
+              {
+                "$ref": "#/components/schemas/ReuseIdentifier"
+              },
+              {
+                "type": "null"
+              }
+            ]
+          },
+          "list": {
+            "$ref": "#/components/schemas/ListSection"
+          },
+          "grid": {
+            "$ref": "#/components/schemas/GridSection"
+          },
+          "pages": {
+            "$ref": "#/components/schemas/PagesSection"
+          },
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/LayoutItem"
+            },
+            "description": "Items given one by one, rects relative to the section's origin. The section ends at their far edge along the stack's axis (at its origin when empty)."
+          }
+        },
+        "oneOf": [
+          {
+            "required": [
+              "list"
+            ]
+          },
+          {
+            "required": [
+              "grid"
+            ]
+          },
+          {
+            "required": [
+              "pages"
+            ]
+          },
+          {
+            "required": [
+              "items"
+            ]
+          }
+        ]
+      },
+      "ListSection": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "Items one after another along `axis`, `spacing` apart: `count` items of one `size`, or one item per entry of `sizes` (give exactly one of `size` and `sizes`, else 400).",
+        "properties": {
+          "count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of items (required with `size`; with `sizes`, optional and must equal their number, 422 otherwise). Negative: 422.",
+            "maximum": 9223372036854775807
+          },
+          "size": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Size"
+              }
+            ],
+            "description": "Every item's size (negative: 422)."
+          },
+          "sizes": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Size"
+            },
+            "description": "Each item's size, in order (negative: 422)."
+          },
+          "spacing": {
+            "type": "number",
+            "minimum": 0,
+            "default": 0,
+            "description": "Points between consecutive items (negative: 422)."
+          },
+          "axis": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Axis"
+              }
+            ],
+            "description": "Default: the layout's `axis`."
+          }
+        },
+        "oneOf": [
+          {
+            "required": [
+              "count",
+              "size"
+            ],
+            "not": {
+              "required": [
+                "sizes"
+              ]
+            }
+          },
+          {
+            "required": [
+              "sizes"
+            ],
+            "not": {
+              "required": [
+                "size"
+              ]
+            }
+          }
+        ]
+      },
+      "GridSection": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "columns",
+          "count",
+          "itemSize"
+        ],
+        "description": "`count` items of `itemSize` in rows of `columns`; rows run along the layout's `axis`.",
+        "properties": {
+          "columns": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Items per row (less than 1: 422).",
+            "maximum": 9223372036854775807
+          },
+          "count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of items (negative: 422).",
+            "maximum": 9223372036854775807
+          },
+          "itemSize": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Size"
+              }
+            ],
+            "description": "Every item's size (negative: 422)."
+          },
+          "spacing": {
+            "description": "Gap between items: one number for both, or `[x, y]` (between columns, between rows, in a stack along y); default 0. Negative: 422.",
+            "oneOf": [
+              {
+                "type": "number",
+                "minimum": 0
+              },
+              {
+                "$ref": "#/components/schemas/Size"
+              }
+            ]
+          }
+        }
+      },
+      "PagesSection": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "count",
+          "size"
+        ],
+        "description": "`count` pages of `size` side by side along `axis`, without spacing (a carousel's pages).",
+        "properties": {
+          "count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of pages (negative: 422).",
+            "maximum": 9223372036854775807
+          },
+          "size": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Size"
+              }
+            ],
+            "description": "Every page's size (negative: 422)."
+          },
+          "axis": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Axis"
+              }
+            ],
+            "description": "Default: the layout's `axis`."
+          }
+        }
+      },
+      "Axis": {
+        "type": "string",
+        "enum": [
+          "x",
+          "y"
+        ],
+        "description": "An axis."
       },
       "LayoutReference": {
         "description": "A stored layout's id (an id no stored layout has is a 422), or a layout given inline.",
@@ -3991,7 +5171,7 @@ enum OpenAPIDocument {
           "seq",
           "offset"
         ],
-        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `placements` and `recenter` appear only with the session options that produce them.",
+        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `placements` and `recenter` appear only with the session options that produce them.",
         "properties": {
           "seq": {
             "type": "integer",
@@ -4030,6 +5210,22 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/CreateEntry"
             },
             "minItems": 1
+          },
+          "unpin": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PinEntry"
+            },
+            "minItems": 1,
+            "description": "A sticky header that is no longer pinned but stays materialized: move its view back to its layout rect (`rect`). A header that stops being pinned and is not materialized leaves instead (`recycle`/`discard`)."
+          },
+          "pin": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PinEntry"
+            },
+            "minItems": 1,
+            "description": "The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. Apply after `reuse` and `create` (the header may enter in the same plan)."
           },
           "move": {
             "type": "array",
@@ -4337,6 +5533,14 @@ enum OpenAPIDocument {
             },
             "description": "Every materialized item with its view, in layout order."
           },
+          "pinned": {
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/PinEntry"
+              }
+            ],
+            "description": "The sticky header pinned at the current offset, with its view and pinned rect (absent when none is)."
+          },
           "pool": {
             "type": "object",
             "description": "Each reuse identifier's pooled views, oldest first.",
@@ -4580,6 +5784,27 @@ enum OpenAPIDocument {
           "rect"
         ],
         "description": "After a layout change: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "view": {
+            "$ref": "#/components/schemas/ViewHandle"
+          },
+          "rect": {
+            "$ref": "#/components/schemas/Rect"
+          }
+        }
+      },
+      "PinEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "view",
+          "rect"
+        ],
+        "description": "A sticky header and where its view goes.",
         "properties": {
           "id": {
             "$ref": "#/components/schemas/ItemId"

@@ -8,7 +8,7 @@ enum SectionsDecoder {
     static func decode(_ r: inout JSONReader) throws -> [SectionSpec] {
         var sections: [SectionSpec] = []
         guard r.peekKind() == .array else { throw r.typeMismatch(expected: "an array of sections") }
-        try r.readArray { r, index in
+        try r.readArray { r, _ in
             var id: String?
             var reuse: String?
             var shapes: [SectionSpec.Shape] = []
@@ -21,11 +21,11 @@ enum SectionsDecoder {
                 case "grid": shapes.append(try decodeGrid(&r))
                 case "pages": shapes.append(try decodePages(&r))
                 case "items": shapes.append(.items(try decodeItems(&r)))
-                default: throw r.unknownField(key, in: "sections[\(index)]")
+                default: throw r.unknownField(key)
                 }
             }
             guard shapes.count == 1, let shape = shapes.first else {
-                throw JSONError(.type, "sections[\(index)]: give exactly one of list, grid, pages, items")
+                throw JSONError(.type, "give exactly one of list, grid, pages, items")
             }
             sections.append(SectionSpec(id: id, reuse: reuse, shape: shape))
         }
@@ -49,20 +49,19 @@ enum SectionsDecoder {
                 sizes = list
             case "spacing": spacing = try r.readDouble()
             case "axis": axis = try r.readEnum(Axis.self)
-            default: throw r.unknownField(key, in: "list")
+            default: throw r.unknownField(key)
             }
         }
         switch (size, sizes) {
         case (let size?, nil):
-            guard let count else { throw JSONReader.missingField("list.count") }
+            guard let count else { throw JSONReader.missingField("count") }
             return .list(axis: axis, count: count, size: size, spacing: spacing)
         case (nil, let sizes?):
-            if let count, count != sizes.count {
-                throw JSONError(.type, "list: count \(count) but \(sizes.count) sizes")
-            }
-            return .sizedList(axis: axis, sizes: sizes, spacing: spacing)
+            // A count that disagrees with the sizes is well-formed but invalid: the section
+            // stack answers it as a 422 (after the rest of the body is read).
+            return .sizedList(axis: axis, sizes: sizes, spacing: spacing, count: count)
         default:
-            throw JSONError(.type, "list: give either size or sizes")
+            throw JSONError(.type, "give either size or sizes")
         }
     }
 
@@ -84,12 +83,12 @@ enum SectionsDecoder {
                 } else {
                     spacing = try r.readSize()
                 }
-            default: throw r.unknownField(key, in: "grid")
+            default: throw r.unknownField(key)
             }
         }
-        guard let columns else { throw JSONReader.missingField("grid.columns") }
-        guard let count else { throw JSONReader.missingField("grid.count") }
-        guard let itemSize else { throw JSONReader.missingField("grid.itemSize") }
+        guard let columns else { throw JSONReader.missingField("columns") }
+        guard let count else { throw JSONReader.missingField("count") }
+        guard let itemSize else { throw JSONReader.missingField("itemSize") }
         return .grid(columns: columns, count: count, itemSize: itemSize, spacing: spacing)
     }
 
@@ -103,18 +102,18 @@ enum SectionsDecoder {
             case "count": count = try r.readInt()
             case "size": size = try r.readSize()
             case "axis": axis = try r.readEnum(Axis.self)
-            default: throw r.unknownField(key, in: "pages")
+            default: throw r.unknownField(key)
             }
         }
-        guard let count else { throw JSONReader.missingField("pages.count") }
-        guard let size else { throw JSONReader.missingField("pages.size") }
+        guard let count else { throw JSONReader.missingField("count") }
+        guard let size else { throw JSONReader.missingField("size") }
         return .pages(axis: axis, count: count, size: size)
     }
 
     private static func decodeItems(_ r: inout JSONReader) throws -> [SectionSpec.Item] {
         var items: [SectionSpec.Item] = []
         guard r.peekKind() == .array else { throw r.typeMismatch(expected: "an array of items") }
-        try r.readArray { r, index in
+        try r.readArray { r, _ in
             var id: String?
             var rect: Rect?
             var item = SectionSpec.Item(id: "", rect: .zero)
@@ -130,8 +129,8 @@ enum SectionsDecoder {
                 default: throw r.unknownField(key)
                 }
             }
-            guard let id else { throw JSONReader.missingField("items[\(index)].id") }
-            guard let rect else { throw JSONReader.missingField("items[\(index)].rect") }
+            guard let id else { throw JSONReader.missingField("id") }
+            guard let rect else { throw JSONReader.missingField("rect") }
             item.id = id
             item.rect = rect
             items.append(item)
