@@ -23,7 +23,7 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         threads: Int = 2,
         connectionTimeout: Int = 30,
         connectionLimit: Int = 1024,
-        connectionMemoryLimit: Int = 64 * 1024,
+        connectionMemoryLimit: Int = 16 * 1024,
         drainTimeout: Double = 10
     ) {
         self.host = host

@@ -52,7 +52,7 @@ private func loadError(
         #expect(configuration.http.maxBodyBytes == 134_217_728)
         #expect(configuration.http.connectionTimeout == .seconds(30))
         #expect(configuration.http.connectionLimit == 1024)
-        #expect(configuration.http.connectionMemoryLimit == 65536)
+        #expect(configuration.http.connectionMemoryLimit == 16384)
         #expect(configuration.http.drainTimeout == .seconds(10))
         #expect(configuration.sessions.max == 10_000)
         #expect(configuration.sessions.idleTimeout == .seconds(600))

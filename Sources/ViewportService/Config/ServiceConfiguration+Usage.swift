@@ -15,7 +15,7 @@ extension ServiceConfiguration {
           http.maxBodyBytes        HTTP_MAX_BODY_BYTES       --http-max-body-bytes       134217728
           http.connectionTimeout   HTTP_CONNECTION_TIMEOUT   --http-connection-timeout   30 (s)
           http.connectionLimit     HTTP_CONNECTION_LIMIT     --http-connection-limit     1024
-          http.connectionMemoryLimit HTTP_CONNECTION_MEMORY_LIMIT --http-connection-memory-limit 65536
+          http.connectionMemoryLimit HTTP_CONNECTION_MEMORY_LIMIT --http-connection-memory-limit 16384
           http.drainTimeout        HTTP_DRAIN_TIMEOUT        --http-drain-timeout        10 (s)
           sessions.max             SESSIONS_MAX              --sessions-max              10000
           sessions.idleTimeout     SESSIONS_IDLE_TIMEOUT     --sessions-idle-timeout     600 (s)

@@ -22,7 +22,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// `http.connectionLimit`: concurrent connections.
         public var connectionLimit = 1024
         /// `http.connectionMemoryLimit`: bytes of buffer per connection (headers, small bodies).
-        public var connectionMemoryLimit = 65_536
+        public var connectionMemoryLimit = 16_384
         /// `http.drainTimeout`: on SIGTERM/SIGINT, how long in-flight requests may take to finish.
         public var drainTimeout: Duration = .seconds(10)
 

@@ -5,13 +5,20 @@ enum MediaType: Equatable, Sendable {
     case other(String)
 
     /// Absent means JSON (API.md). Parameters (`; charset=utf-8`) are allowed; a charset other
-    /// than UTF-8 is not.
+    /// than UTF-8 is not. Media types compare without regard to case.
+    ///
+    /// On the hot path (every update): the exact `application/json` is matched first, without
+    /// building any string.
     init(contentType: String?) {
         guard let contentType else {
             self = .json
             return
         }
-        let parts = contentType.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
+        if contentType == "application/json" {
+            self = .json
+            return
+        }
+        let parts = contentType.split(separator: ";").map { Self.trimmed($0).lowercased() }
         let essence = parts.first ?? ""
         let charsetOK = parts.dropFirst().allSatisfy { parameter in
             !parameter.hasPrefix("charset=") || ["charset=utf-8", "charset=\"utf-8\""].contains(parameter)
@@ -22,10 +29,13 @@ enum MediaType: Equatable, Sendable {
         default: self = .other(contentType)
         }
     }
-}
 
-extension StringProtocol {
-    var trimmingSpaces: String {
-        String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
+    /// `text` without leading and trailing spaces and tabs.
+    private static func trimmed(_ text: Substring) -> Substring {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return text[first...last]
     }
 }

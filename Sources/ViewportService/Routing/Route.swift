@@ -12,20 +12,44 @@ enum Route: Equatable, Sendable {
     case sessionViewport(id: String)
     case sessionLayout(id: String)
 
+    /// Parses a request path. Runs on every request: it scans the UTF-8 bytes once and makes one
+    /// string at most (the id).
     init?(path: String) {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        // "/a/b" splits into ["", "a", "b"].
-        guard parts.first == "", parts.count >= 2, !parts.dropFirst().contains(where: \.isEmpty) else { return nil }
-        switch (parts.count, parts[1]) {
-        case (2, "healthz"): self = .healthz
-        case (2, "metrics"): self = .metrics
-        case (2, "openapi.json"): self = .openapi
-        case (3, "v1") where parts[2] == "layouts": self = .layouts
-        case (3, "v1") where parts[2] == "sessions": self = .sessions
-        case (4, "v1") where parts[2] == "layouts": self = .layout(id: String(parts[3]))
-        case (4, "v1") where parts[2] == "sessions": self = .session(id: String(parts[3]))
-        case (5, "v1") where parts[2] == "sessions" && parts[4] == "viewport": self = .sessionViewport(id: String(parts[3]))
-        case (5, "v1") where parts[2] == "sessions" && parts[4] == "layout": self = .sessionLayout(id: String(parts[3]))
+        var path = path
+        guard let route = path.withUTF8({ Route.parse(UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = route
+    }
+
+    private static func parse(_ p: UnsafeRawBufferPointer) -> Route? {
+        // Segments between "/"s; empty ones ("//", a trailing "/") are not a path of ours.
+        var segments: [Range<Int>] = []
+        var start = 0
+        guard p.first == UInt8(ascii: "/") else { return nil }
+        start = 1
+        for i in 1...p.count {
+            if i == p.count || p[i] == UInt8(ascii: "/") {
+                guard i > start, segments.count < 4 else { return nil }
+                segments.append(start..<i)
+                start = i + 1
+            }
+        }
+        func equals(_ k: Int, _ literal: StaticString) -> Bool {
+            let range = segments[k]
+            guard range.count == literal.utf8CodeUnitCount else { return false }
+            return UnsafeRawBufferPointer(rebasing: p[range]).elementsEqual(
+                UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
+        func string(_ k: Int) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: p[segments[k]]), as: UTF8.self) }
+        switch segments.count {
+        case 1 where equals(0, "healthz"): return .healthz
+        case 1 where equals(0, "metrics"): return .metrics
+        case 1 where equals(0, "openapi.json"): return .openapi
+        case 2 where equals(0, "v1") && equals(1, "layouts"): return .layouts
+        case 2 where equals(0, "v1") && equals(1, "sessions"): return .sessions
+        case 3 where equals(0, "v1") && equals(1, "layouts"): return .layout(id: string(2))
+        case 3 where equals(0, "v1") && equals(1, "sessions"): return .session(id: string(2))
+        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "viewport"): return .sessionViewport(id: string(2))
+        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "layout"): return .sessionLayout(id: string(2))
         default: return nil
         }
     }

@@ -76,18 +76,25 @@ enum PlanEncoder {
             }
             w.endArray()
         }
-        for (name, entries) in [("unpin", plan.unpin), ("pin", plan.pin)] where !entries.isEmpty {
-            w.key(name)
-            w.beginArray()
-            for entry in entries { pinEntry(entry, layout: layout, into: &w) }
-            w.endArray()
-        }
+        // Everything rarer lives in the plan's extras box: one pointer test when absent.
         if plan.hasExtras { encodeExtras(plan, layout: layout, into: &w) }
         w.endObject()
     }
 
     /// Paging, helper and loop outputs (API.md "Paging and deceleration", "Scrolling helpers").
     private static func encodeExtras(_ plan: Plan, layout: Layout, into w: inout JSONWriter) {
+        if !plan.unpin.isEmpty {
+            w.key("unpin")
+            w.beginArray()
+            for entry in plan.unpin { pinEntry(entry, layout: layout, into: &w) }
+            w.endArray()
+        }
+        if !plan.pin.isEmpty {
+            w.key("pin")
+            w.beginArray()
+            for entry in plan.pin { pinEntry(entry, layout: layout, into: &w) }
+            w.endArray()
+        }
         if let target = plan.target {
             w.key("target")
             point(target, into: &w)
