@@ -102,6 +102,29 @@ for i in 0..<smallSteps {
 _ = try runTrace(Array(offsets.prefix(100_000)))  // warm up
 let small = try runTrace(offsets)
 line("small steps (7 pt): updates/s", "\(fmt(small.rate / 1e6, 3)) M  (\(small.changes) views entering)")
+if CommandLine.arguments.dropFirst(2).first == "service-load" {
+    // The shape of scripts/load.sh: 64 sessions on a 10,000-row list, each moved 97 pt per update.
+    var rows = LayoutBuilder()
+    for i in 0..<10_000 { try rows.append(id: String(i), rect: Rect(x: 0, y: Double(i) * 50, width: 375, height: 50), reuse: "row") }
+    let list = try rows.build()
+    var sessions = try (0..<64).map { k in
+        try ViewportSession(layout: list, configuration: SessionConfiguration(viewport: viewport, offset: Point(x: 0, y: Double(k * 1009 % 400_000))))
+    }
+    var ys = (0..<64).map { Double($0 * 1009 % 400_000) }
+    let rounds = 20_000
+    t0 = now()
+    var entries = 0
+    for r in 0..<rounds {
+        for k in 0..<64 {
+            ys[k] = (ys[k] + 97).truncatingRemainder(dividingBy: 400_000)
+            let plan = try sessions[k].apply(ViewportUpdate(offset: Point(x: 0, y: ys[k])))
+            entries &+= plan.recycle.count &+ plan.reuse.count &+ r
+        }
+    }
+    let perUpdate = (now() - t0) / Double(rounds * 64) * 1e9
+    line("service-load shape: ns per update (core only)", "\(fmt(perUpdate, 0))  (\(entries % 7))")
+    exit(0)
+}
 if onlySmallSteps {
     for _ in 0..<4 { _ = try runTrace(offsets) }
     exit(0)

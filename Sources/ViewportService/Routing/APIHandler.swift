@@ -93,7 +93,7 @@ final class APIHandler: HTTPHandler {
             let response = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(body))
             return .respond(record(response, head: head, route: label, started: started))
         case (.openapi, _):
-            let response = HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(OpenAPIDocument.bytes))
+            let response = HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(OpenAPIDocument.bytes))
             return .respond(record(response, head: head, route: label, started: started))
         case (.layouts, _):
             return collect(head, route: label, started: started) { try self.postLayout($0) }
@@ -123,9 +123,10 @@ final class APIHandler: HTTPHandler {
                 let update = try body.withUnsafeBytes { bytes throws(Problem) in
                     do { return try UpdateRequest.decode(bytes) } catch { throw error.problem }
                 }
-                var w = JSONWriter(capacity: 256)
+                // Most plans fit in 1 KiB: one allocation, no regrowth.
+                var w = JSONWriter(capacity: 1024)
                 try self.apply(update, to: session, into: &w)
-                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+                return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
             }
         }
     }
@@ -173,7 +174,7 @@ final class APIHandler: HTTPHandler {
         guard let (layout, count) = layouts.lookup(id: id) else { throw Problem.notFound("layout \(id) does not exist") }
         var w = JSONWriter(capacity: 128)
         PlanEncoder.encodeLayoutInfo(layout, sessions: count, into: &w)
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
     }
 
     private func openSession(_ body: [UInt8]) throws -> HTTPResponse {
@@ -244,7 +245,7 @@ final class APIHandler: HTTPHandler {
             }
             var w = JSONWriter(capacity: 512)
             PlanEncoder.encode(plan, layout: current, into: &w)
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+            return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
         }
     }
 
@@ -270,7 +271,7 @@ final class APIHandler: HTTPHandler {
         }
         guard found else { throw Problem.notFound("session \(id) does not exist or has expired") }
         handle.touch()
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(w.bytes))
+        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
     }
 
     /// Applies one update to a session under its lock and writes the plan.
@@ -298,8 +299,11 @@ final class APIHandler: HTTPHandler {
 
     // MARK: Helpers
 
+    /// Shared, so a response does not build its header list each time.
+    static let jsonHeaders: [(name: String, value: String)] = [("Content-Type", "application/json")]
+
     static func json(_ status: Int, _ body: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Array(body.utf8)))
+        HTTPResponse(status: status, headers: Self.jsonHeaders, body: .bytes(Array(body.utf8)))
     }
 
     /// The header's bytes with an ASCII-case-insensitive `Bearer` scheme spelled `Bearer`
