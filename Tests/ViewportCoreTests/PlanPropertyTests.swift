@@ -112,3 +112,30 @@ struct PlanPropertyTests {
         #expect(session.stats.rebindFree == 1)
     }
 }
+
+struct ViewLimitTests {
+    static func grid(_ count: Int) throws -> Layout {
+        try makeLayout((0..<count).map { ItemSpec(id: "c\($0)", rect: Rect(x: Double($0 % 10) * 10, y: Double($0 / 10) * 10, width: 10, height: 10), reuse: "cell") })
+    }
+
+    @Test func moreMaterializedItemsThanTheLimitIsRefusedAndChangesNothing() throws {
+        let layout = try Self.grid(1000)
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 100), buffer: 0)
+        configuration.maxViews = 150
+        var session = try ViewportSession(layout: layout, configuration: configuration)
+        #expect(session.visible.count == 100)
+        let before = (session.seq, session.offset, session.visible, session.stats)
+        // Growing the viewport to 100 × 200 would materialize 200 items.
+        #expect(throws: SessionError.self) { try session.apply(ViewportUpdate(offset: .zero, size: Size(width: 100, height: 200))) }
+        #expect(session.seq == before.0 && session.offset == before.1 && session.visible == before.2 && session.stats == before.3)
+        // Within the limit it applies, and the next steps work from the unchanged state.
+        #expect(try session.apply(ViewportUpdate(offset: Point(x: 0, y: 40), size: Size(width: 100, height: 140))).seq == 1)
+        #expect(session.visible.count == 140)
+        configuration.maxViews = 50
+        #expect(throws: SessionError.self) { try ViewportSession(layout: layout, configuration: configuration) }
+        // A layout change that would exceed it is refused too.
+        let dense = try makeLayout((0..<1000).map { ItemSpec(id: "d\($0)", rect: Rect(x: 0, y: 60, width: 1, height: 1)) })
+        #expect(throws: SessionError.self) { try session.changeLayout(to: dense, anchor: .none) }
+        #expect(session.layout === layout && session.seq == 1)
+    }
+}

@@ -7,6 +7,9 @@ public struct SessionConfiguration: Hashable, Sendable {
     public var buffer: Double
     public var insets: Insets
     public var pool: PoolCaps
+    /// Most items the session may materialize at once (a plan larger than that is refused with
+    /// 422); nil for no limit. Set by the service from `sessions.maxViews`, not by clients.
+    public var maxViews: Int?
     /// Where drags come to rest (`paging`).
     public var paging: PagingOptions
     /// `prefetch`: seconds of velocity to look ahead, or nil for off.

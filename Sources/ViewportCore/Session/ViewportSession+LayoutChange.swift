@@ -40,6 +40,7 @@ extension ViewportSession {
         if let newPin, !materialized.contains(newPin.item) {
             materialized.insert(newPin.item, at: materialized.firstIndex { $0 > newPin.item } ?? materialized.count)
         }
+        try checkViewLimit(materialized.count, field: "layout")
         let isMaterialized = Set(materialized)
 
         // Reuse classes carry over by name; names the new layout lacks keep a class of their own.

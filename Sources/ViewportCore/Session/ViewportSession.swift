@@ -56,6 +56,8 @@ public struct ViewportSession: Sendable {
     var loopShifts: [Int: Double] = [:]
     /// Whether some helper needs work after every update.
     let usesHelpers: Bool
+    /// Most items materialized at once; nil for no limit.
+    public let maxViews: Int?
 
     /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
@@ -75,6 +77,7 @@ public struct ViewportSession: Sendable {
         self.links = configuration.links.sorted { $0.key < $1.key }.map { (name: $0.key, view: $0.value) }
         self.loop = try Self.makeLoop(layout: layout, configuration: configuration)
         self.usesHelpers = configuration.usesHelpers
+        self.maxViews = configuration.maxViews
         if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer, paging: paging, field: "loop") }
         if let loop, abs(loop.axis.component(of: offset)) > LoopSpace.maxOffset {
             throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
@@ -85,6 +88,7 @@ public struct ViewportSession: Sendable {
         if let pin, !entering.contains(pin.item) {
             entering.insert(pin.item, at: entering.firstIndex { $0 > pin.item } ?? entering.count)
         }
+        try checkViewLimit(entering.count, field: "viewport")
         var plan = makePlan(leaving: [], entering: entering, offset: offset)
         pinned = pin
         plan.pin = pinEntries(old: nil, new: pin).pin
@@ -119,17 +123,13 @@ public struct ViewportSession: Sendable {
         }
         let newRegion = Region(offset: newOffset, viewport: newViewport, buffer: buffer)
         let previous = (offset: offset, viewport: viewport)
-        seq += 1
-        stats.updates += 1
-        offset = newOffset
-        viewport = newViewport
-        if let select = update.select { selected = select.item }
-        let finishes = usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin
         let newPin = layout.stickyItems.isEmpty || loop != nil ? nil : pinnedHeader(at: newOffset)
         if let window = safeWindow, window.contains(newRegion), newPin == pinned {
+            // Nothing enters or leaves: O(1).
+            advance(to: newOffset, viewport: newViewport, select: update.select)
             region = newRegion
             var plan = Plan(seq: seq, offset: offset)
-            if finishes {
+            if usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin {
                 finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: [], entering: [])
             }
             lastPlan = plan
@@ -142,6 +142,7 @@ public struct ViewportSession: Sendable {
             abs(newRegion.minY - region.minY), abs(newRegion.maxY - region.maxY))
         var leaving: [Int]
         var entering: [Int]
+        var newWindow: SafeWindow?
         if let loop {
             // Periodic content: compare the shown items with the ones at the new region. An item
             // whose view must move to another copy of it (a jump) leaves and enters again.
@@ -156,12 +157,16 @@ public struct ViewportSession: Sendable {
             // measure the next safe window.
             var window = SafeWindow(axis: sameX ? .y : .x, around: newRegion)
             (leaving, entering) = changedItemsNearEdges(from: region, to: newRegion, window: &window)
-            safeWindow = window
+            newWindow = window
         } else {
             leaving = changedItems(in: region, notIn: newRegion)
             entering = changedItems(in: newRegion, notIn: region)
-            safeWindow = nil
         }
+        try checkViewLimit(shown.count - leaving.count + entering.count, field: update.size == nil ? "offset" : "size")
+        // Nothing has changed up to here; from here on the update is applied.
+        advance(to: newOffset, viewport: newViewport, select: update.select)
+        safeWindow = newWindow
+        let finishes = usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin
         if newPin != nil || pinned != nil {
             adjustForPins(leaving: &leaving, entering: &entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
         }
@@ -176,6 +181,22 @@ public struct ViewportSession: Sendable {
         }
         lastPlan = plan
         return plan
+    }
+
+    /// Takes the next sequence number and moves to the update's offset and viewport.
+    private mutating func advance(to newOffset: Point, viewport newViewport: Size, select: Selection?) {
+        seq += 1
+        stats.updates += 1
+        offset = newOffset
+        viewport = newViewport
+        if let select { selected = select.item }
+    }
+
+    /// Refuses a state with more materialized items than `maxViews` (a 100-byte generated layout
+    /// of a million zero-size items would otherwise make a plan of a million views).
+    func checkViewLimit(_ count: Int, field: String) throws(SessionError) {
+        guard let limit = maxViews, count > limit else { return }
+        throw .invalid(field: field, reason: "would materialize \(count) items, more than this session's limit of \(limit) (sessions.maxViews)")
     }
 
     /// Checks an update before anything changes, and answers the offset it goes to.

@@ -92,6 +92,7 @@ extension ServiceConfiguration {
         layouts.max = try resolver.int(.layoutsMax, default: layouts.max, check: positive)
         layouts.maxItems = try resolver.int(.layoutsMaxItems, default: layouts.maxItems, check: positive)
         layouts.maxTotalItems = try resolver.int(.layoutsMaxTotalItems, default: layouts.maxTotalItems, check: positive)
+        sessions.maxViews = try resolver.int(.sessionsMaxViews, default: sessions.maxViews, check: positive)
         configuration.layouts = layouts
 
         let token = try resolver.string(.authToken, default: "", isSecret: true) { _ in nil }
@@ -227,6 +228,7 @@ struct Setting: Sendable {
     static let httpDrainTimeout = Setting("http.drainTimeout", .seconds)
     static let sessionsMax = Setting("sessions.max", .int)
     static let sessionsIdleTimeout = Setting("sessions.idleTimeout", .seconds)
+    static let sessionsMaxViews = Setting("sessions.maxViews", .int)
     static let layoutsMax = Setting("layouts.max", .int)
     static let layoutsMaxItems = Setting("layouts.maxItems", .int)
     static let layoutsMaxTotalItems = Setting("layouts.maxTotalItems", .int)
@@ -235,7 +237,7 @@ struct Setting: Sendable {
 
     static let all: [Setting] = [
         httpHost, httpPort, httpThreads, httpMaxBodyBytes, httpConnectionTimeout, httpConnectionLimit,
-        httpConnectionMemoryLimit, httpDrainTimeout, sessionsMax, sessionsIdleTimeout, layoutsMax,
+        httpConnectionMemoryLimit, httpDrainTimeout, sessionsMax, sessionsIdleTimeout, sessionsMaxViews, layoutsMax,
         layoutsMaxItems, layoutsMaxTotalItems, authToken, logLevel,
     ]
 }

@@ -19,6 +19,7 @@ extension ServiceConfiguration {
           http.drainTimeout        HTTP_DRAIN_TIMEOUT        --http-drain-timeout        10 (s)
           sessions.max             SESSIONS_MAX              --sessions-max              10000
           sessions.idleTimeout     SESSIONS_IDLE_TIMEOUT     --sessions-idle-timeout     600 (s)
+          sessions.maxViews        SESSIONS_MAX_VIEWS        --sessions-max-views        100000
           layouts.max              LAYOUTS_MAX               --layouts-max               1000
           layouts.maxItems         LAYOUTS_MAX_ITEMS         --layouts-max-items         2000000
           layouts.maxTotalItems    LAYOUTS_MAX_TOTAL_ITEMS   --layouts-max-total-items   20000000

@@ -34,6 +34,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var max = 10_000
         /// `sessions.idleTimeout`: a session idle for longer is gone (404).
         public var idleTimeout: Duration = .seconds(600)
+        /// `sessions.maxViews`: items one session may materialize at once; an update, opening or
+        /// layout change that would exceed it answers 422 and changes nothing.
+        public var maxViews = 100_000
 
         public init() {}
     }

@@ -11,6 +11,8 @@ final class APIHandler: HTTPHandler {
     let metrics: ServiceMetrics
     let maxBodyBytes: Int
     let maxItems: Int
+    /// `sessions.maxViews`, given to every session.
+    let maxViews: Int
     /// `Bearer <token>` as bytes, when auth is on.
     private let expectedAuthorization: [UInt8]?
     let logger: Logger
@@ -21,6 +23,7 @@ final class APIHandler: HTTPHandler {
         self.metrics = metrics
         self.maxBodyBytes = configuration.http.maxBodyBytes
         self.maxItems = configuration.layouts.maxItems
+        self.maxViews = configuration.sessions.maxViews
         self.expectedAuthorization = configuration.authToken.map { Array("Bearer \($0)".utf8) }
         self.logger = logger
     }
@@ -178,7 +181,8 @@ final class APIHandler: HTTPHandler {
     }
 
     private func openSession(_ body: [UInt8]) throws -> HTTPResponse {
-        let request = try SessionRequest.decode(body, maxItems: maxItems)
+        var request = try SessionRequest.decode(body, maxItems: maxItems)
+        request.configuration.maxViews = maxViews
         do {
             try request.configuration.validate()
         } catch {
