@@ -184,6 +184,7 @@ public struct ViewportSession: Sendable {
     }
 
     /// Takes the next sequence number and moves to the update's offset and viewport.
+    @inline(__always)
     private mutating func advance(to newOffset: Point, viewport newViewport: Size, select: Selection?) {
         seq += 1
         stats.updates += 1
