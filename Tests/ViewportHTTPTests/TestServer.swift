@@ -17,19 +17,3 @@ func withTestServer<T>(
     return try body(server)
 }
 
-/// Runs `body(i)` on `count` OS threads at once and waits for all (at most `timeout`).
-/// Returns false on timeout.
-@discardableResult
-func onThreads(_ count: Int, timeout: Double = 20, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(index)
-            group.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    return group.wait(timeout: .now() + timeout) == .success
-}

@@ -216,21 +216,6 @@ extension Dictionary where Key == String, Value == Any {
     func object(_ key: String) -> [String: Any] { self[key] as? [String: Any] ?? [:] }
 }
 
-/// Runs `body(i)` on `count` threads at once and waits for all (at most `timeout` seconds).
-@discardableResult
-func onThreads(_ count: Int, timeout: Double = 30, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        let thread = Thread {
-            body(index)
-            group.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    return group.wait(timeout: .now() + timeout) == .success
-}
 
 /// A lock-protected value for collecting results from threads.
 final class Locked<T>: @unchecked Sendable {
