@@ -220,6 +220,12 @@ public final class Layout: Sendable {
     public func isIdentical(to other: Layout) -> Bool {
         if self === other { return true }
         guard count == other.count, contentSize == other.contentSize else { return false }
+        if segments.isEmpty && other.segments.isEmpty {
+            // Both explicit: compare the packed arrays (reuse classes are numbered by first
+            // appearance, so identical layouts number them alike).
+            return reuseNames == other.reuseNames && reuseClasses == other.reuseClasses && ids.offsets == other.ids.offsets
+                && ids.bytes == other.ids.bytes && explicitRects == other.explicitRects
+        }
         for item in 0..<count {
             guard rect(at: item) == other.rect(at: item), reuseName(of: item) == other.reuseName(of: item),
                 withIDBytes(at: item, { a in other.withIDBytes(at: item) { b in a.elementsEqual(b) } })

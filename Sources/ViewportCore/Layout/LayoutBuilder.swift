@@ -7,6 +7,7 @@ public struct LayoutBuilder: Sendable {
     private var reuseClasses = ContiguousArray<Int32>()
     private var reuseNames: [String] = []
     private var reuseLookup: [String: Int32] = [:]
+    private var lastReuse: (name: String, reuseClass: Int32)?
     private var contentSize: Size?
     private let maxItems: Int
     /// Runs of explicit items and generated sections; only kept once a section is generated.
@@ -155,11 +156,16 @@ public struct LayoutBuilder: Sendable {
 
     private mutating func reuseClass(for name: String?) -> Int32 {
         guard let name, !name.isEmpty else { return -1 }
-        if let known = reuseLookup[name] { return known }
-        let next = Int32(reuseNames.count)
-        reuseNames.append(name)
-        reuseLookup[name] = next
-        return next
+        // Runs of items share an identifier: compare with the last one before hashing.
+        if let last = lastReuse, last.name == name { return last.reuseClass }
+        let known = reuseLookup[name] ?? {
+            let next = Int32(reuseNames.count)
+            reuseNames.append(name)
+            reuseLookup[name] = next
+            return next
+        }()
+        lastReuse = (name, known)
+        return known
     }
 
     /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
