@@ -6,14 +6,18 @@ import ViewportHTTP
 /// the updates before it stay applied.
 ///
 /// libmicrohttpd sends a response only once the whole request is read, so the plan lines are held
-/// until then (bounded by `http.maxBodyBytes` of input) and sent as one chunked stream.
+/// until then (bounded by `http.maxBodyBytes` of input), in 64 KiB chunks that are released one by
+/// one as the chunked answer goes out.
 final class UpdateStreamSink: HTTPBodySink {
     private let session: SessionHandle
     private let handler: APIHandler
     private let onFinish: (Int) -> Void
     /// The start of a line whose end has not arrived yet.
     private var partial: [UInt8] = []
-    private var output = JSONWriter(capacity: 64 * 1024)
+    private static let chunkSize = 64 * 1024
+    private var output = JSONWriter(capacity: UpdateStreamSink.chunkSize + 1024)
+    /// Full chunks of plan lines, in order.
+    private var chunks: [[UInt8]] = []
     private var lineNumber = 0
     private var stopped = false
 
@@ -55,7 +59,8 @@ final class UpdateStreamSink: HTTPBodySink {
             }
         }
         onFinish(200)
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .bytes(output.bytes))
+        if !output.bytes.isEmpty { chunks.append(output.bytes) }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .stream(PlanLineStream(chunks)))
     }
 
     private func process(_ line: UnsafeRawBufferPointer) {
@@ -66,6 +71,10 @@ final class UpdateStreamSink: HTTPBodySink {
             let update = try UpdateRequest.decode(line)
             try handler.apply(update, to: session, into: &output)
             output.raw(byte: UInt8(ascii: "\n"))
+            if output.bytes.count >= Self.chunkSize {
+                chunks.append(output.bytes)
+                output = JSONWriter(capacity: Self.chunkSize + 1024)
+            }
         } catch {
             var problem = error.problem
             problem.line = lineNumber
