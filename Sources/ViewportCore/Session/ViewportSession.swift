@@ -129,7 +129,7 @@ public struct ViewportSession: Sendable {
             advance(to: newOffset, viewport: newViewport, select: update.select)
             region = newRegion
             var plan = Plan(seq: seq, offset: offset)
-            if usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin {
+            if needsFinishing(update.phase) {
                 finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: [], entering: [])
             }
             lastPlan = plan
@@ -162,25 +162,30 @@ public struct ViewportSession: Sendable {
             leaving = changedItems(in: region, notIn: newRegion)
             entering = changedItems(in: newRegion, notIn: region)
         }
+        if newPin != nil || pinned != nil {
+            adjustForPins(leaving: &leaving, entering: &entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
+        }
         try checkViewLimit(shown.count - leaving.count + entering.count, field: update.size == nil ? "offset" : "size")
         // Nothing has changed up to here; from here on the update is applied.
         advance(to: newOffset, viewport: newViewport, select: update.select)
         safeWindow = newWindow
-        let finishes = usesHelpers || selected != nil || update.phase == .dragEnd || update.phase == .dragBegin
-        if newPin != nil || pinned != nil {
-            adjustForPins(leaving: &leaving, entering: &entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
-        }
         region = newRegion
         var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
         if newPin != nil || pinned != nil {
             (plan.pin, plan.unpin) = pinEntries(old: pinned, new: newPin)
             pinned = newPin
         }
-        if finishes {
+        if needsFinishing(update.phase) {
             finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: leaving, entering: entering)
         }
         lastPlan = plan
         return plan
+    }
+
+    /// Whether paging or a helper has something to add to a plan (after `select` is applied).
+    @inline(__always)
+    private func needsFinishing(_ phase: ScrollPhase) -> Bool {
+        usesHelpers || selected != nil || phase == .dragEnd || phase == .dragBegin
     }
 
     /// Takes the next sequence number and moves to the update's offset and viewport.
