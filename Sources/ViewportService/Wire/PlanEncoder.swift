@@ -22,15 +22,7 @@ enum PlanEncoder {
         if !plan.move.isEmpty {
             w.key("move")
             w.beginArray()
-            for entry in plan.move {
-                w.beginObject()
-                id(entry.item, layout: layout, into: &w)
-                w.key("view")
-                w.int(entry.view)
-                w.key("rect")
-                rect(layout.rects[entry.item], into: &w)
-                w.endObject()
-            }
+            for entry in plan.move { placedView(entry.item, view: entry.view, rect: layout.rects[entry.item], layout: layout, into: &w) }
             w.endArray()
         }
         let selected = plan.selected
@@ -86,13 +78,13 @@ enum PlanEncoder {
         if !plan.unpin.isEmpty {
             w.key("unpin")
             w.beginArray()
-            for entry in plan.unpin { pinEntry(entry, layout: layout, into: &w) }
+            for entry in plan.unpin { placedView(entry.item, view: entry.view, rect: entry.rect, layout: layout, into: &w) }
             w.endArray()
         }
         if !plan.pin.isEmpty {
             w.key("pin")
             w.beginArray()
-            for entry in plan.pin { pinEntry(entry, layout: layout, into: &w) }
+            for entry in plan.pin { placedView(entry.item, view: entry.view, rect: entry.rect, layout: layout, into: &w) }
             w.endArray()
         }
         if let target = plan.target {
@@ -155,13 +147,14 @@ enum PlanEncoder {
         }
     }
 
-    private static func pinEntry(_ entry: PinEntry, layout: Layout, into w: inout JSONWriter) {
+    /// `{"id", "view", "rect"}`: a `move`, `pin` or `unpin` entry, or the state's `pinned`.
+    private static func placedView(_ item: Int, view: Int, rect r: Rect, layout: Layout, into w: inout JSONWriter) {
         w.beginObject()
-        id(entry.item, layout: layout, into: &w)
+        id(item, layout: layout, into: &w)
         w.key("view")
-        w.int(entry.view)
+        w.int(view)
         w.key("rect")
-        rect(entry.rect, into: &w)
+        rect(r, into: &w)
         w.endObject()
     }
 
@@ -189,7 +182,7 @@ enum PlanEncoder {
         entries(session.visible, layout: layout, into: &w)
         if let pinned = session.pinned, let view = session.visible.first(where: { $0.item == pinned.item })?.view {
             w.key("pinned")
-            pinEntry(PinEntry(item: pinned.item, view: view, rect: pinned.rect), layout: layout, into: &w)
+            placedView(pinned.item, view: view, rect: pinned.rect, layout: layout, into: &w)
         }
         w.key("pool")
         w.beginObject()
