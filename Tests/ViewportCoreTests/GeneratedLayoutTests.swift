@@ -102,6 +102,22 @@ struct GeneratedLayoutTests {
         #expect(layout.items(in: Region(minX: 0, minY: 88 * 1000, maxX: 375, maxY: 88 * 1002)) == [1000, 1001])
     }
 
+    @Test func idsResolveAcrossManyInterleavedExplicitAndGeneratedRuns() throws {
+        var stack = SectionStack(axis: .y)
+        var builder = LayoutBuilder()
+        for s in 0..<2000 {
+            if s % 3 == 2 {
+                try stack.append(SectionSpec(id: "g\(s)", reuse: "row", shape: .list(axis: nil, count: s % 5, size: Size(width: 10, height: 10), spacing: 0)), to: &builder)
+            } else {
+                try stack.append(SectionSpec(shape: .items([SectionSpec.Item(id: "e\(s)", rect: Rect(x: 0, y: 0, width: 10, height: 10))])), to: &builder)
+            }
+        }
+        let layout = try builder.build()
+        for item in 0..<layout.count {
+            #expect(layout.item(withID: layout.id(at: item)) == item)
+        }
+    }
+
     @Test func sectionErrorsNameTheSection() throws {
         var builder = LayoutBuilder()
         var stack = SectionStack()

@@ -25,6 +25,9 @@ public struct GeneratedSection: Hashable, Sendable {
     public let origin: Point
     /// Reuse class in the layout, -1 for none.
     let reuseClass: Int32
+    /// The largest `x + width` and `y + height` of its items (the origin when it has none),
+    /// measured once: O(n) for a list with a size per item.
+    private(set) var farCorner: Point
 
     init(id: String, count: Int, shape: Shape, origin: Point, reuseClass: Int32) {
         self.id = id
@@ -32,6 +35,8 @@ public struct GeneratedSection: Hashable, Sendable {
         self.shape = shape
         self.origin = origin
         self.reuseClass = reuseClass
+        self.farCorner = origin
+        self.farCorner = measureFarCorner()
     }
 
     /// The rect of item `k` (0 ≤ k < count).
@@ -62,20 +67,19 @@ public struct GeneratedSection: Hashable, Sendable {
         }
     }
 
-    /// The largest `x + width` and `y + height` of its items (the origin when it has none).
     /// - Complexity: O(1), O(n) for a list with a size per item.
-    func farCorner() -> (Double, Double) {
-        guard count > 0 else { return (origin.x, origin.y) }
+    private func measureFarCorner() -> Point {
+        guard count > 0 else { return origin }
         var candidates = [count - 1]
         switch shape {
         case .list: break
         case .sizedList: candidates = Array(0..<count)
         case .grid(_, let columns, _, _): candidates.append(min(columns, count) - 1)
         }
-        var far = (origin.x, origin.y)
+        var far = origin
         for k in candidates {
             let r = rect(k)
-            far = (max(far.0, r.x + r.width), max(far.1, r.y + r.height))
+            far = Point(x: max(far.x, r.x + r.width), y: max(far.y, r.y + r.height))
         }
         return far
     }

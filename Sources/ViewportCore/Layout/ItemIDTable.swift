@@ -40,16 +40,6 @@ struct ItemIDTable: Sendable {
         return nil
     }
 
-    /// The position of the item with this id.
-    /// - Complexity: O(1) expected.
-    func index(of id: String) -> Int? {
-        var id = id
-        return id.withUTF8 { utf8 in
-            if case .found(let index) = find(UnsafeRawBufferPointer(utf8)) { return index }
-            return nil
-        }
-    }
-
     /// The position of the item whose id has these UTF-8 bytes.
     func index(ofBytes id: UnsafeRawBufferPointer) -> Int? {
         if case .found(let index) = find(id) { return index }
@@ -66,7 +56,6 @@ struct ItemIDTable: Sendable {
         withBytes(at: index) { String(decoding: $0, as: UTF8.self) }
     }
 
-    func byteCount(at index: Int) -> Int { Int(offsets[index + 1] - offsets[index]) }
 
     var memoryBytes: Int { bytes.capacity + offsets.capacity * 4 + slots.capacity * 4 }
 

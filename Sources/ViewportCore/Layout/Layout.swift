@@ -18,6 +18,9 @@ public final class Layout: Sendable {
     let segments: [LayoutSegment]
     /// Generated sections by id, as indices into `segments`.
     let generatedSections: [String: Int]
+    /// The explicit runs of `segments` as (layout start, storage start, count), in order: storage
+    /// positions map back to layout positions by binary search.
+    let explicitRuns: [(start: Int, storageStart: Int, count: Int)]
     /// Sticky items (section headers that pin to the top), by their top edge (then layout order).
     public let stickyItems: [Int]
     /// Number of items.
@@ -49,6 +52,9 @@ public final class Layout: Sendable {
             if case .generated(_, let section) = segment { sections[section.id] = k }
         }
         self.generatedSections = sections
+        var runs: [(start: Int, storageStart: Int, count: Int)] = []
+        for case .explicit(let start, let storageStart, let count) in segments { runs.append((start, storageStart, count)) }
+        self.explicitRuns = runs
         self.reuseNames = reuseNames
         self.contentSize = contentSize
         self.hasExplicitContentSize = hasExplicitContentSize
@@ -170,11 +176,17 @@ public final class Layout: Sendable {
     }
 
     /// The layout position of explicit item `k` (storage order).
-    private func explicitPosition(ofStorage k: Int) -> Int? {
-        for case .explicit(let start, let storageStart, let count) in segments where k >= storageStart && k < storageStart + count {
-            return start + k - storageStart
+    /// - Complexity: O(log r) for r runs of explicit items.
+    func explicitPosition(ofStorage k: Int) -> Int? {
+        var lo = 0
+        var hi = explicitRuns.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if explicitRuns[mid].storageStart <= k { lo = mid + 1 } else { hi = mid }
         }
-        return nil
+        guard lo > 0 else { return nil }
+        let run = explicitRuns[lo - 1]
+        return k < run.storageStart + run.count ? run.start + k - run.storageStart : nil
     }
 
     /// Reuse class of an item, or -1 when its view is never reused.

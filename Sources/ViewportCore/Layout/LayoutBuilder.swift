@@ -63,9 +63,11 @@ public struct LayoutBuilder: Sendable {
 
     /// Adds a generated section: `count` items `<id>-<k>` whose rects `shape` computes from
     /// `origin` (see `GeneratedSection`). It takes memory for its description, not per item.
+    /// Returns the section's far corner (its largest `x + width` and `y + height`).
+    @discardableResult
     public mutating func appendSection(
         id: String, count: Int, shape: GeneratedSection.Shape, origin: Point, reuse: String?
-    ) throws(LayoutError) {
+    ) throws(LayoutError) -> Point {
         let field = "sections[\(id)]"
         guard !id.isEmpty else { throw .invalidSection(field: field, reason: "id must not be empty") }
         guard count >= 0 else { throw .invalidSection(field: "\(field).count", reason: "must not be negative") }
@@ -84,13 +86,13 @@ public struct LayoutBuilder: Sendable {
         let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse))
         if count > 0 {
             // The far corner, not just the last item: a grid's last column may be in an earlier row.
-            let (farX, farY) = section.farCorner()
-            guard farX.isFinite, farY.isFinite else {
+            guard section.farCorner.isFinite else {
                 throw .invalidSection(field: field, reason: "its items reach beyond the largest finite coordinate")
             }
         }
         segments.append(.generated(start: self.count, section: section))
         generatedCount += count
+        return section.farCorner
     }
 
     /// Grows the default content size beyond the items' extent (a section stack's trailing insets).
@@ -123,9 +125,8 @@ public struct LayoutBuilder: Sendable {
                 throw .invalidSection(field: "sections[\(section.id)]", reason: "the id is already used by the section at item \(other)")
             }
             sectionIDs[section.id] = start
-            let (farX, farY) = section.farCorner()
-            maxX = max(maxX, farX)
-            maxY = max(maxY, farY)
+            maxX = max(maxX, section.farCorner.x)
+            maxY = max(maxY, section.farCorner.y)
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
@@ -136,10 +137,11 @@ public struct LayoutBuilder: Sendable {
             reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "", index: nil)
         // An explicit id that spells a generated one ("feed-3") would name two items.
         if !sectionIDs.isEmpty {
-            for k in 0..<ids.count {
-                let position = ids.withBytes(at: k) { provisional.item(withIDBytes: $0) }
-                let generated = ids.withBytes(at: k) { provisional.generatedItem(withIDBytes: $0) }
-                if let position, let generated {
+            for run in provisional.explicitRuns {
+                for j in 0..<run.count {
+                    let k = run.storageStart + j
+                    guard let generated = ids.withBytes(at: k, { provisional.generatedItem(withIDBytes: $0) }) else { continue }
+                    let position = run.start + j
                     throw .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
                 }
             }

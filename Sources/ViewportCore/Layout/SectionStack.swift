@@ -86,10 +86,8 @@ public struct SectionStack: Sendable {
             cursor = far
             return
         }
-        try builder.appendSection(id: id, count: count, shape: shape, origin: origin, reuse: spec.reuse)
-        let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: -1)
-        let (farX, farY) = section.farCorner()
-        cursor = axis == .y ? farY : farX
+        let far = try builder.appendSection(id: id, count: count, shape: shape, origin: origin, reuse: spec.reuse)
+        cursor = axis == .y ? far.y : far.x
     }
 
     /// What the stack adds to the items' extent for the default content size: the trailing
