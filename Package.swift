@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "CHeapStats"),
         .executableTarget(
             name: "viewport-bench",
-            dependencies: ["ViewportCore", "CHeapStats"],
+            dependencies: ["ViewportCore", "ViewportService", "ViewportHTTP", "CHeapStats"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

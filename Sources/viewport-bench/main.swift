@@ -10,6 +10,8 @@ import Glibc
 #endif
 import CHeapStats
 import ViewportCore
+import ViewportHTTP
+import ViewportService
 
 func now() -> Double {
     var ts = timespec()
@@ -123,6 +125,40 @@ if CommandLine.arguments.dropFirst(2).first == "service-load" {
     }
     let perUpdate = (now() - t0) / Double(rounds * 64) * 1e9
     line("service-load shape: ns per update (core only)", "\(fmt(perUpdate, 0))  (\(entries % 7))")
+
+    // The same trace through the service's request handler (route, session lookup, decode, apply,
+    // encode, metrics) without sockets: what viewportd spends per request above libmicrohttpd.
+    let client = InProcessClient(configuration: ServiceConfiguration())
+    var rowsJSON = #"{"items":["#
+    for i in 0..<10_000 { rowsJSON += (i == 0 ? "" : ",") + #"{"id":"\#(i)","rect":[0,\#(i * 50),375,50],"reuse":"row"}"# }
+    rowsJSON += "]}"
+    /// The string value of `"name":"…"` in a JSON body (ids are plain hex).
+    func field(_ name: String, of response: HTTPResponse) -> String {
+        guard case .bytes(let body) = response.body, response.status == 201 else { fatalError("\(name): status \(response.status)") }
+        let marker = Array("\"\(name)\":\"".utf8)
+        guard let start = (0...(body.count - marker.count)).first(where: { body[$0..<($0 + marker.count)].elementsEqual(marker) }) else {
+            fatalError("no \(name) in the response")
+        }
+        return String(decoding: body[(start + marker.count)...].prefix(while: { $0 != UInt8(ascii: "\"") }), as: UTF8.self)
+    }
+    let layoutID = field("layout", of: client.send("POST", "/v1/layouts", json: Array(rowsJSON.utf8)))
+    let paths: [String] = (0..<64).map { k in
+        let body = #"{"layout":"\#(layoutID)","viewport":[375,667],"offset":[0,\#(k * 1009 % 400_000)]}"#
+        return "/v1/sessions/" + field("session", of: client.send("POST", "/v1/sessions", json: Array(body.utf8))) + "/viewport"
+    }
+    ys = (0..<64).map { Double($0 * 1009 % 400_000) }
+    let handlerRounds = 5_000
+    var bytesOut = 0
+    t0 = now()
+    for _ in 0..<handlerRounds {
+        for k in 0..<64 {
+            ys[k] = (ys[k] + 97).truncatingRemainder(dividingBy: 400_000)
+            let response = client.send("POST", paths[k], json: Array(#"{"offset":[0,\#(Int(ys[k]))]}"#.utf8))
+            if case .bytes(let body) = response.body { bytesOut &+= body.count }
+        }
+    }
+    let perRequest = (now() - t0) / Double(handlerRounds * 64) * 1e9
+    line("service-load shape: ns per request (handler)", "\(fmt(perRequest, 0))  (\(bytesOut / (handlerRounds * 64)) B per plan)")
     exit(0)
 }
 if onlySmallSteps {

@@ -115,6 +115,12 @@ public final class Layout: Sendable {
 
     public func id(at item: Int) -> String { withIDBytes(at: item) { String(decoding: $0, as: UTF8.self) } }
 
+    /// ``withIDBytes(at:_:)`` without a generic result: called from another module, the generic
+    /// one looks up type metadata on every call (seen in plan encoding profiles).
+    public func forIDBytes(at item: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+        withIDBytes(at: item, body)
+    }
+
     /// Calls `body` with the raw UTF-8 bytes of an item's id (no `String` is made).
     public func withIDBytes<R>(at item: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch locate(item) {

@@ -63,7 +63,7 @@ extension ViewportSession {
             return mapped
         }
 
-        var survivors: [Int: Int] = [:]
+        var survivors = IntMap()
         var moves: [PlanEntry] = []
         var leaving: [LeavingItem] = []
         for (item, view) in oldShown {
@@ -78,18 +78,18 @@ extension ViewportSession {
         }
 
         // Pools and same-item bookkeeping move to the new layout's classes and positions.
-        var newPools: [Int: ReusePool] = [:]
-        var newPooledByItem: [PooledItemKey: Int] = [:]
-        for (c, pool) in pools.sorted(by: { $0.key < $1.key }) {
+        var newPools: [ReusePool] = []
+        var newPooledByItem = IntMap()
+        for (c, pool) in pools.enumerated() {
             let mapped = newClass(ofOld: c)
             for var entry in pool.entries {
                 if entry.lastItem >= 0 {
                     // Within one pool, one entry at most names an item (it would have taken its
                     // view back), so the index stays one to one.
                     entry.lastItem = newIndex(of: entry.lastItem) ?? -1
-                    if entry.lastItem >= 0 { newPooledByItem[PooledItemKey(item: entry.lastItem, reuseClass: mapped)] = entry.view }
+                    if entry.lastItem >= 0 { newPooledByItem[PooledItemKey(item: entry.lastItem, reuseClass: mapped).packed] = entry.view }
                 }
-                newPools[mapped, default: ReusePool()].push(entry)
+                newPools.push(entry, reuseClass: mapped)
             }
         }
 

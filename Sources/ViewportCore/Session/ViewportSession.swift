@@ -13,12 +13,13 @@ public struct ViewportSession: Sendable {
     /// The materialized region at the current offset and viewport.
     public internal(set) var region: Region
     /// Item → view of every materialized item.
-    var shown: [Int: Int] = [:]
-    /// Reuse class → pooled views.
-    var pools: [Int: ReusePool] = [:]
-    /// (item, reuse class) → the pooled view that last showed that item, for same-item reuse.
-    /// Keyed by class too: after a layout change an item's old view may sit in another pool.
-    var pooledByItem: [PooledItemKey: Int] = [:]
+    var shown = IntMap()
+    /// Pooled views by reuse class (index); classes past the end have empty pools.
+    var pools: [ReusePool] = []
+    /// (item, reuse class) → the pooled view that last showed that item, for same-item reuse,
+    /// keyed by ``PooledItemKey/packed``. Keyed by class too: after a layout change an item's old
+    /// view may sit in another pool.
+    var pooledByItem = IntMap()
     var pooledCount = 0
     /// Cap per reuse class of the current layout (absent: `defaultCap`).
     var capByClass: [Int: Int] = [:]
@@ -245,8 +246,8 @@ public struct ViewportSession: Sendable {
 
     /// Each reuse identifier's pooled views, oldest first, identifiers in layout order of first use.
     public var pooledViews: [(reuse: String, views: [Int])] {
-        pools.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }.map {
-            (reuseName(ofClass: $0.key), $0.value.entries.map(\.view))
+        pools.enumerated().filter { !$0.element.isEmpty }.map {
+            (reuseName(ofClass: $0.offset), $0.element.entries.map(\.view))
         }
     }
 
@@ -339,8 +340,9 @@ public struct ViewportSession: Sendable {
 
     /// Drops the same-item index entry of a view leaving its pool.
     private mutating func forgetPooled(_ entry: ReusePool.Entry, reuseClass c: Int) {
-        let key = PooledItemKey(item: entry.lastItem, reuseClass: c)
-        if entry.lastItem >= 0, pooledByItem[key] == entry.view { pooledByItem[key] = nil }
+        guard entry.lastItem >= 0 else { return }
+        let key = PooledItemKey(item: entry.lastItem, reuseClass: c).packed
+        if pooledByItem[key] == entry.view { pooledByItem[key] = nil }
     }
 
     /// Removes leaving items of the current layout from `shown`, with their views and classes.
@@ -362,57 +364,53 @@ public struct ViewportSession: Sendable {
         var touchedClasses: [Int] = []
         for leave in leaving where leave.reuseClass >= 0 {
             let c = leave.reuseClass
-            pools[c, default: ReusePool()].push(.init(view: leave.view, lastItem: leave.poolItem, pooledAt: seq))
-            if leave.poolItem >= 0 { pooledByItem[PooledItemKey(item: leave.poolItem, reuseClass: c)] = leave.view }
+            pools.push(.init(view: leave.view, lastItem: leave.poolItem, pooledAt: seq), reuseClass: c)
+            if leave.poolItem >= 0 { pooledByItem[PooledItemKey(item: leave.poolItem, reuseClass: c).packed] = leave.view }
             pooledCount += 1
             if !touchedClasses.contains(c) { touchedClasses.append(c) }
         }
 
         // Entering: their own last view first, then the newest pooled view, else a new view.
-        // `views[k]` is 0 until assigned; `reused[k]`/`rebind[k]` say how.
-        var views = [Int](repeating: 0, count: entering.count)
-        var reused = [Bool](repeating: false, count: entering.count)
-        var rebind = [Bool](repeating: true, count: entering.count)
+        // `assigned[k]` is nil until entering item k has a view.
+        var assigned = [EnteringView?](repeating: nil, count: entering.count)
         if pooledCount > 0 {
             for (k, item) in entering.enumerated() {
                 let c = layout.reuseClass(of: item)
-                let key = PooledItemKey(item: item, reuseClass: c)
-                guard c >= 0, let view = pooledByItem[key], pools[c]?.take(view: view) != nil else { continue }
+                guard c >= 0 else { continue }
+                let key = PooledItemKey(item: item, reuseClass: c).packed
+                guard let view = pooledByItem[key], c < pools.count, pools[c].take(view: view) != nil else { continue }
                 pooledByItem[key] = nil
                 pooledCount -= 1
-                views[k] = view
-                reused[k] = true
-                rebind[k] = false
+                assigned[k] = EnteringView(view: view, reused: true, rebind: false)
             }
         }
-        for (k, item) in entering.enumerated() where views[k] == 0 {
+        for (k, item) in entering.enumerated() where assigned[k] == nil {
             let c = layout.reuseClass(of: item)
-            if c >= 0, let entry = pools[c]?.popNewest() {
+            if c >= 0, c < pools.count, let entry = pools[c].popNewest() {
                 forgetPooled(entry, reuseClass: c)
                 pooledCount -= 1
-                views[k] = entry.view
-                reused[k] = true
-                rebind[k] = entry.lastItem != item
+                assigned[k] = EnteringView(view: entry.view, reused: true, rebind: entry.lastItem != item)
             } else {
-                views[k] = nextView
+                assigned[k] = EnteringView(view: nextView, reused: false, rebind: true)
                 nextView += 1
             }
         }
         for (k, item) in entering.enumerated() {
-            shown[item] = views[k]
-            if reused[k] {
-                plan.reuse.append(ReuseEntry(item: item, view: views[k], rebind: rebind[k]))
-                if !rebind[k] { stats.rebindFree += 1 }
+            guard let a = assigned[k] else { continue }
+            shown[item] = a.view
+            if a.reused {
+                plan.reuse.append(ReuseEntry(item: item, view: a.view, rebind: a.rebind))
+                if !a.rebind { stats.rebindFree += 1 }
             } else {
-                plan.create.append(PlanEntry(item: item, view: views[k]))
+                plan.create.append(PlanEntry(item: item, view: a.view))
             }
         }
 
         // Caps apply once the plan is applied: drop the oldest views this plan pooled.
         var cappedViews: Set<Int> = []
         for c in touchedClasses {
-            guard let limit = cap(of: c), let count = pools[c]?.count, count > limit else { continue }
-            for entry in pools[c]?.trim(excess: count - limit, pooledAt: seq) ?? [] {
+            guard let limit = cap(of: c), pools[c].count > limit else { continue }
+            for entry in pools[c].trim(excess: pools[c].count - limit, pooledAt: seq) {
                 forgetPooled(entry, reuseClass: c)
                 pooledCount -= 1
                 cappedViews.insert(entry.view)
@@ -447,8 +445,28 @@ struct LeavingItem {
     var poolItem: Int
 }
 
+/// The view an entering item gets in `makePlan`: reused from a pool (rebound unless it last
+/// showed the same item) or new.
+struct EnteringView {
+    var view: Int
+    var reused: Bool
+    var rebind: Bool
+}
+
 /// Key of the same-item index: an item and the reuse class of the pool its last view is in.
 struct PooledItemKey: Hashable {
     var item: Int
     var reuseClass: Int
+
+    /// Both in one non-negative `Int` for ``IntMap`` (items and classes are below 2^31: a layout
+    /// holds at most `layouts.maxItems` items and as many reuse identifiers).
+    var packed: Int { item << 32 | reuseClass }
+}
+
+extension [ReusePool] {
+    /// Pools `entry` in the pool of `reuseClass`, adding empty pools up to it.
+    mutating func push(_ entry: ReusePool.Entry, reuseClass c: Int) {
+        if c >= count { append(contentsOf: repeatElement(ReusePool(), count: c - count + 1)) }
+        self[c].push(entry)
+    }
 }

@@ -11,24 +11,73 @@
 /// w.key("offset"); w.beginArray(); w.number(0); w.number(1200); w.endArray()
 /// w.endObject()                      // {"seq":7,"offset":[0,1200]}
 /// ```
-public struct JSONWriter: Sendable {
-    /// The JSON written so far.
-    public private(set) var bytes: [UInt8]
+///
+/// The bytes live in one malloc'd buffer written through a pointer: appending to a `[UInt8]`
+/// costs a uniqueness check per byte, and plan encoding was ~25 % of a request's service time
+/// (`viewport-bench 10 service-load`). So the writer is noncopyable: it owns its buffer.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    /// Bytes written.
+    public private(set) var count = 0
+    private var capacity: Int
 
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = Swift.max(16, capacity)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The JSON written so far (a copy).
+    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// True when nothing was written.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Calls `body` with the bytes written so far, without copying them.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// Makes room for `extra` more bytes.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count &+ extra > capacity { grow(extra) }
+    }
+
+    private mutating func grow(_ extra: Int) {
+        let newCapacity = Swift.max(capacity * 2, count + extra)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    private mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count &+= 1
+    }
+
+    @inline(__always)
+    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
+        count &+= bytes.count
     }
 
     /// Writes a comma if a value or key follows another one.
     @inline(__always)
     mutating func separate() {
-        guard let last = bytes.last else { return }
-        switch last {
+        guard count > 0 else { return }
+        switch base[count &- 1] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"):
             return
         default:
-            bytes.append(UInt8(ascii: ","))
+            append(UInt8(ascii: ","))
         }
     }
 
@@ -36,57 +85,57 @@ public struct JSONWriter: Sendable {
 
     /// Appends ASCII text as is (no comma, no escaping).
     public mutating func raw(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends one byte as is.
     public mutating func raw(byte: UInt8) {
-        bytes.append(byte)
+        append(byte)
     }
 
     /// Appends bytes as is (e.g. a pre-encoded JSON fragment).
     public mutating func raw(bytes other: some Sequence<UInt8>) {
-        bytes.append(contentsOf: other)
+        for byte in other { append(byte) }
     }
 
     /// Removes everything written, keeping the capacity.
     public mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
+        count = 0
     }
 
     // MARK: - Structure
 
     public mutating func beginObject() {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
     }
 
     public mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
     }
 
     public mutating func beginArray() {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        append(UInt8(ascii: "["))
     }
 
     public mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+        append(UInt8(ascii: "]"))
     }
 
     /// Writes `"name":` for a name that needs no escaping (a Swift literal).
     public mutating func key(_ name: StaticString) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         raw(name)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: "\""))
+        append(UInt8(ascii: ":"))
     }
 
     /// Writes `"name":`, escaping the name.
     public mutating func key(_ name: String) {
         string(name)
-        bytes.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
     }
 
     /// Writes `{ … }` with `body` writing the members.
@@ -138,7 +187,7 @@ public struct JSONWriter: Sendable {
         // Swift's description is the shortest round-trip form, and for finite values it is
         // valid JSON: digits, optional `.digits`, optional `e[+-]digits`, never `.5` or `5.`.
         var text = value.description
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
     /// Writes a string, escaping `"`, `\` and control characters (`\n`, `\t`, … or `\u00XX`).
@@ -151,7 +200,7 @@ public struct JSONWriter: Sendable {
     /// ``JSONReader/readStringBytes(into:)``); only the escaping is done here.
     public mutating func string(utf8 value: UnsafeRawBufferPointer) {
         separate()
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         var runStart = 0
         var i = 0
         while i < value.count {
@@ -161,16 +210,16 @@ public struct JSONWriter: Sendable {
                 continue
             }
             if runStart < i {
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: value[runStart..<i]))
+                append(UnsafeRawBufferPointer(rebasing: value[runStart..<i]))
             }
             appendEscape(byte)
             i += 1
             runStart = i
         }
         if runStart < value.count {
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: value[runStart...]))
+            append(UnsafeRawBufferPointer(rebasing: value[runStart...]))
         }
-        bytes.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
     }
 
     /// Writes a string from UTF-8 bytes (see ``string(utf8:)-(UnsafeRawBufferPointer)``).
@@ -179,35 +228,35 @@ public struct JSONWriter: Sendable {
     }
 
     private mutating func appendEscape(_ byte: UInt8) {
-        bytes.append(UInt8(ascii: "\\"))
+        append(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-        case 0x0A: bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(UInt8(ascii: "t"))
-        case 0x08: bytes.append(UInt8(ascii: "b"))
-        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): append(UInt8(ascii: "\\"))
+        case 0x0A: append(UInt8(ascii: "n"))
+        case 0x0D: append(UInt8(ascii: "r"))
+        case 0x09: append(UInt8(ascii: "t"))
+        case 0x08: append(UInt8(ascii: "b"))
+        case 0x0C: append(UInt8(ascii: "f"))
         default:
             let hex: StaticString = "0123456789abcdef"
             let digits = hex.utf8Start
-            bytes.append(UInt8(ascii: "u"))
-            bytes.append(UInt8(ascii: "0"))
-            bytes.append(UInt8(ascii: "0"))
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0xF)])
+            append(UInt8(ascii: "u"))
+            append(UInt8(ascii: "0"))
+            append(UInt8(ascii: "0"))
+            append(digits[Int(byte >> 4)])
+            append(digits[Int(byte & 0xF)])
         }
     }
 
     /// Appends the decimal digits of `value` without going through `String`.
     private mutating func appendDecimal(_ value: Int) {
         if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value))
+            append(UInt8(ascii: "0") + UInt8(value))
             return
         }
         var magnitude = value.magnitude
         if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
+            append(UInt8(ascii: "-"))
         }
         // 20 digits hold UInt64.max.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
@@ -217,7 +266,7 @@ public struct JSONWriter: Sendable {
                 digits[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
+            append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[index..<20])))
         }
     }
 }

@@ -160,7 +160,7 @@ enum PlanEncoder {
 
     private static func ids(_ items: [Int], layout: Layout, into w: inout JSONWriter) {
         w.beginArray()
-        for item in items { layout.withIDBytes(at: item) { w.string(utf8: $0) } }
+        for item in items { layout.forIDBytes(at: item) { w.string(utf8: $0) } }
         w.endArray()
     }
 
@@ -238,7 +238,7 @@ enum PlanEncoder {
     @inline(__always)
     private static func id(_ item: Int, layout: Layout, into w: inout JSONWriter) {
         w.key("id")
-        layout.withIDBytes(at: item) { w.string(utf8: $0) }
+        layout.forIDBytes(at: item) { w.string(utf8: $0) }
     }
 
     static func point(_ p: Point, into w: inout JSONWriter) {

@@ -1,0 +1,36 @@
+import Logging
+import ViewportHTTP
+
+/// Drives API v1 requests through the real ``APIHandler`` without sockets: `begin`, then the
+/// body, then the answer, exactly as the HTTP layer calls them. For `viewport-bench`, which
+/// measures the service's per-request cost apart from libmicrohttpd and the kernel.
+package final class InProcessClient {
+    private let handler: APIHandler
+
+    package init(configuration: ServiceConfiguration) {
+        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
+        let layouts = LayoutStore(
+            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
+        let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
+        handler = APIHandler(
+            configuration: configuration, layouts: layouts, sessions: sessions, metrics: ServiceMetrics(),
+            logger: Logger(label: "viewport-bench"))
+    }
+
+    /// One request with a JSON body (or none); the response as the handler built it.
+    package func send(_ method: String, _ path: String, json body: [UInt8]? = nil) -> HTTPResponse {
+        let head = HTTPRequestHead(
+            method: method, path: path,
+            headers: body == nil ? [] : [("Content-Type", "application/json"), ("Content-Length", String(body?.count ?? 0))],
+            contentLength: body?.count)
+        switch handler.begin(head) {
+        case .respond(let response):
+            return response
+        case .collect(_, let onBody):
+            return onBody(body ?? [])
+        case .stream(_, let sink):
+            body?.withUnsafeBytes { sink.consume($0) }
+            return sink.finish(truncated: false)
+        }
+    }
+}
