@@ -93,12 +93,26 @@ private struct SplitMix64: RandomNumberGenerator {
                     w.object { w in w.key("id"); w.string("2/1"); w.key("view"); w.int(9) }
                     w.object { w in w.key("ok"); w.bool(true); w.key("none"); w.null() }
                 }
-                w.key("dyn\"key"); w.bool(false)
+                w.key(escaping: "dyn\"key"); w.bool(false)
             }
             w.raw(byte: 0x0A)
             w.object { _ in }
         }
         #expect(
             json == #"{"seq":7,"offset":[0,1200],"empty":[],"create":[{"id":"2/1","view":9},{"ok":true,"none":null}],"dyn\"key":false}"# + "\n{}")
+    }
+
+    @Test func growsPastItsInitialCapacityKeepingEveryByte() {
+        var writer = JSONWriter(capacity: 1)
+        writer.array { w in for k in 0..<5_000 { w.string("item-\(k)") } }
+        let expected = "[" + (0..<5_000).map { "\"item-\($0)\"" }.joined(separator: ",") + "]"
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == expected)
+        let count = writer.count
+        #expect(count == expected.utf8.count)
+        writer.removeAll()
+        let isEmpty = writer.isEmpty
+        #expect(isEmpty)
+        writer.int(-42)
+        #expect(writer.withBytes { Array($0) } == Array("-42".utf8))
     }
 }

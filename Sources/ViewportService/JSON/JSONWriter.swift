@@ -132,8 +132,9 @@ public struct JSONWriter: ~Copyable {
         append(UInt8(ascii: ":"))
     }
 
-    /// Writes `"name":`, escaping the name.
-    public mutating func key(_ name: String) {
+    /// Writes `"name":`, escaping the name. (Labelled so that a literal key picks the
+    /// `StaticString` overload: Swift prefers `String` for a literal, which costs an escaping scan.)
+    public mutating func key(escaping name: String) {
         string(name)
         append(UInt8(ascii: ":"))
     }

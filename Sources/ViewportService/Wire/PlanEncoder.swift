@@ -100,7 +100,7 @@ enum PlanEncoder {
         for (name, items, from) in [
             ("prefetch", plan.prefetch, layout), ("cancelPrefetch", plan.cancelPrefetch, plan.previousLayout ?? layout), ("load", plan.load, layout),
         ] where !items.isEmpty {
-            w.key(name)
+            w.key(escaping: name)
             ids(items, layout: from, into: &w)
         }
         if !plan.enter.isEmpty {
@@ -124,7 +124,7 @@ enum PlanEncoder {
             w.key("linked")
             w.beginObject()
             for link in plan.linked {
-                w.key(link.name)
+                w.key(escaping: link.name)
                 point(link.offset, into: &w)
             }
             w.endObject()
@@ -187,7 +187,7 @@ enum PlanEncoder {
         w.key("pool")
         w.beginObject()
         for (reuse, views) in session.pooledViews {
-            w.key(reuse)
+            w.key(escaping: reuse)
             w.beginArray()
             for view in views { w.int(view) }
             w.endArray()
@@ -200,7 +200,7 @@ enum PlanEncoder {
             ("updates", s.updates), ("created", s.created), ("reused", s.reused), ("rebindFree", s.rebindFree),
             ("recycled", s.recycled), ("discarded", s.discarded), ("peakViews", s.peakViews),
         ] {
-            w.key(name)
+            w.key(escaping: name)
             w.int(value)
         }
         w.endObject()
