@@ -193,6 +193,35 @@ import ViewportTestSupport
         }
     }
 
+    /// Plans can be far larger than the updates behind them (here a 20-byte jump answers ~2 KB),
+    /// and they are held until the upload ends: past twice `http.maxBodyBytes` of held plans, the next
+    /// line is refused with 413 and the stream stops, so a small upload cannot pin unbounded memory.
+    @Test func heldPlansPastMaxBodyBytesStopTheStreamWithA413LineOnTheNextUpdate() throws {
+        try withService({ $0.http.maxBodyBytes = 4000 }) { service in
+            let client = try service.connect()
+            // 20 rows of 50 pt on screen and in the buffer: each jump recycles and reuses them all.
+            let open = #"{"layout":{"sections":[{"id":"r","reuse":"row","list":{"count":1000,"size":[375,50]}}]},"viewport":[375,960]}"#
+            let session = try client.openSession(open).id
+            let updates = (0..<100).map { i in #"{"offset":[0,\#(i % 2 == 0 ? 30000 : 0)]}"# }
+            let body = updates.joined(separator: "\n") + "\n"
+            #expect(body.utf8.count < 4000)
+            let reply = try stream(client, session, body)
+            #expect(reply.status == 200)
+            let lines = reply.text.split(separator: "\n").map(String.init)
+            let parsed = reply.lines
+            let applied = parsed.count - 1
+            #expect(applied >= 1 && applied < 10)
+            #expect(parsed.last?.int("status") == 413)
+            #expect(parsed.last?.int("line") == applied + 1)
+            #expect(parsed.dropLast().allSatisfy { $0["seq"] != nil })
+            // The plans answered before the refusal passed the limit only with their last one.
+            let planBytes = lines.dropLast().map { $0.utf8.count + 1 }
+            #expect(planBytes.reduce(0, +) > 2 * 4000)
+            #expect(planBytes.dropLast().reduce(0, +) <= 2 * 4000)
+            #expect(try service.connect().state(session).int("seq") == applied)
+        }
+    }
+
     @Test func aStreamDeclaredLargerThanMaxBodyBytesIs413AtOnceAndAppliesNothing() throws {
         try withService({ $0.http.maxBodyBytes = 1000 }) { service in
             let client = try service.connect()

@@ -6,8 +6,11 @@ import ViewportHTTP
 /// the updates before it stay applied.
 ///
 /// libmicrohttpd sends a response only once the whole request is read, so the plan lines are held
-/// until then (bounded by `http.maxBodyBytes` of input), in 64 KiB chunks that are released one by
-/// one as the chunked answer goes out.
+/// until then, in 64 KiB chunks that are released one by one as the chunked answer goes out. The
+/// held plans are bounded too, by twice `http.maxBodyBytes` (a plan line is typically 1.5× its
+/// update line, but a 20-byte jump can answer a plan of thousands of views): once they pass that,
+/// the next update line is refused with a 413 problem on its line and the stream stops.
+/// The held bytes are then at most the limit plus one plan (itself bounded by `sessions.maxViews`).
 final class UpdateStreamSink: HTTPBodySink {
     private let session: SessionHandle
     private let handler: APIHandler
@@ -20,11 +23,16 @@ final class UpdateStreamSink: HTTPBodySink {
     private var chunks: [[UInt8]] = []
     private var lineNumber = 0
     private var stopped = false
+    /// Bytes of plan lines held in `chunks` and `output`.
+    private var heldBytes: Int { heldInChunks + output.count }
+    private var heldInChunks = 0
+    private let maxHeldBytes: Int
 
     init(session: SessionHandle, handler: APIHandler, onFinish: @escaping (Int) -> Void) {
         self.session = session
         self.handler = handler
         self.onFinish = onFinish
+        self.maxHeldBytes = 2 * handler.maxBodyBytes
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
@@ -59,7 +67,7 @@ final class UpdateStreamSink: HTTPBodySink {
             }
         }
         onFinish(200)
-        if !output.bytes.isEmpty { chunks.append(output.bytes) }
+        if !output.isEmpty { chunks.append(output.bytes) }
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .stream(PlanLineStream(chunks)))
     }
 
@@ -67,13 +75,21 @@ final class UpdateStreamSink: HTTPBodySink {
         lineNumber += 1
         // Blank lines (and a trailing \r) carry no update.
         guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { return }
+        if heldBytes > maxHeldBytes {
+            var problem = Problem.tooLarge(
+                "line \(lineNumber): the plans answered so far passed twice http.maxBodyBytes (\(maxHeldBytes) bytes) while the upload was still arriving; the updates before this line were applied. Send the rest in another request, or use the session's WebSocket")
+            problem.line = lineNumber
+            write(problem)
+            return
+        }
         do {
             let update = try UpdateRequest.decode(line)
             try handler.apply(update, to: session, into: &output)
             output.raw(byte: UInt8(ascii: "\n"))
-            if output.bytes.count >= Self.chunkSize {
+            if output.count >= Self.chunkSize {
                 chunks.append(output.bytes)
-                output = JSONWriter(capacity: Self.chunkSize + 1024)
+                heldInChunks += output.count
+                output.removeAll()
             }
         } catch {
             var problem = error.problem
