@@ -71,6 +71,12 @@ struct RequestDriver {
                 return answerBeforeBody(core.handler.payloadTooLarge(head, limit: maxBytes))
             }
             context.phase = .stream(maxBytes: maxBytes, sink: sink)
+        case .webSocket(let acceptance):
+            guard !head.hasBody else {
+                acceptance.handler.closed()
+                return respond(HTTPResponse(status: 400, contentType: "text/plain", body: "a WebSocket handshake carries no body"), head: head)
+            }
+            context.phase = .webSocket(acceptance)
         }
         return .YES
     }
@@ -111,7 +117,7 @@ struct RequestDriver {
             sink.consume(chunk)
         case .answeredMidBody:
             if context.received > Self.discardLimit { return .NO }
-        case .awaitingHead, .done:
+        case .awaitingHead, .done, .webSocket:
             break
         }
         return .YES
@@ -130,6 +136,8 @@ struct RequestDriver {
             return queue(onBody(body))
         case .stream(_, let sink):
             return queue(sink.finish(truncated: false))
+        case .webSocket(let acceptance):
+            return queueUpgrade(acceptance)
         case .answeredMidBody, .awaitingHead, .done:
             // Nothing to queue: close rather than leave the client waiting for a response.
             return .NO
@@ -211,6 +219,29 @@ struct RequestDriver {
             waitedMilliseconds += 50
         }
         return true
+    }
+
+    /// Queues `101 Switching Protocols` for a WebSocket; MHD calls ``mhdUpgraded`` once it is
+    /// sent (MHD adds `Connection: Upgrade` itself).
+    func queueUpgrade(_ acceptance: WebSocketAcceptance) -> MHD_Result {
+        guard let response = MHD_create_response_for_upgrade(mhdUpgraded, Unmanaged.passUnretained(core).toOpaque()) else {
+            core.log("cannot create an upgrade response")
+            acceptance.handler.closed()
+            return .NO
+        }
+        var headers = [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", acceptance.handshake.acceptValue)]
+        if let subprotocol = acceptance.subprotocol { headers.append(("Sec-WebSocket-Protocol", subprotocol)) }
+        for (name, value) in headers where MHD_add_response_header(response, name, value) != .YES {
+            core.log("dropped invalid upgrade header '\(name)'")
+        }
+        context.webSocket = acceptance
+        let result = MHD_queue_response(connection, 101, response)
+        MHD_destroy_response(response)
+        if result != .YES {
+            context.webSocket = nil
+            acceptance.handler.closed()
+        }
+        return result
     }
 
     /// Builds the MHD response and queues it.
