@@ -173,7 +173,7 @@ struct RequestDriver {
         let fd = viewport_mhd_connection_fd(connection)
         guard fd >= 0 else { return .NO }
         let bytes = Self.serialize(response.closingConnection())
-        guard Self.writeAll(bytes, to: fd) else { return .NO }
+        guard SocketWriter.writeAll(bytes, to: fd, within: 1) else { return .NO }
         _ = shutdown(fd, Int32(SHUT_WR))
         return .YES
     }
@@ -197,28 +197,6 @@ struct RequestDriver {
         }
         head += "Content-Length: \(body.count)\r\n\r\n"
         return Array(head.utf8) + body
-    }
-
-    /// Writes all of `bytes` to a non-blocking socket, waiting at most one second in total.
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-        var offset = 0
-        var waitedMilliseconds: Int32 = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                offset += written
-                continue
-            }
-            guard written < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR,
-                waitedMilliseconds < 1000
-            else { return false }
-            var waiter = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&waiter, 1, 50)
-            waitedMilliseconds += 50
-        }
-        return true
     }
 
     /// Queues `101 Switching Protocols` for a WebSocket; MHD calls ``mhdUpgraded`` once it is

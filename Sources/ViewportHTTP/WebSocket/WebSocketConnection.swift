@@ -141,14 +141,14 @@ final class WebSocketConnection: @unchecked Sendable {
                 pinged = true
                 continue
             }
-            switch waitReadable(milliseconds: Self.milliseconds(until: deadline, from: now)) {
+            switch waitReadable(milliseconds: SocketWriter.milliseconds(until: deadline, from: now)) {
             case .readable:
                 let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
                 if count > 0 {
                     lastHeard = Self.now()
                     pinged = false
                     chunk.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
-                } else if count == 0 || !Self.isTransient(errno) {
+                } else if count == 0 || !SocketWriter.isTransient(errno) {
                     return  // The peer vanished (end of stream or reset) without a close frame.
                 }
             case .timeout, .shutdown:
@@ -170,11 +170,11 @@ final class WebSocketConnection: @unchecked Sendable {
             let now = Self.now()
             guard now < deadline else { return }
             var waiter = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&waiter, 1, Self.milliseconds(until: deadline, from: now))
+            let ready = poll(&waiter, 1, SocketWriter.milliseconds(until: deadline, from: now))
             if ready < 0 && errno != EINTR { return }
             if ready <= 0 { continue }
             let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if count == 0 || (count < 0 && !Self.isTransient(errno)) { return }
+            if count == 0 || (count < 0 && !SocketWriter.isTransient(errno)) { return }
             guard count > 0, awaitingCloseFrame else { continue }
             chunk.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             while let event = parser.next() {
@@ -204,47 +204,15 @@ final class WebSocketConnection: @unchecked Sendable {
         return .shutdown
     }
 
-    /// Writes all of `bytes` (one frame) with as few `send` calls as the socket allows. Gives up
-    /// (false) after `seconds`, on an error, or — when `abortOnShutdown` — once the server stops
-    /// while the peer is not reading.
+    /// Writes one frame. Gives up (false) after `seconds`, on an error, or — when
+    /// `abortOnShutdown` — once the server stops while the peer is not reading.
     private func send(_ bytes: [UInt8], within seconds: Double, abortOnShutdown: Bool) -> Bool {
-        let deadline = Self.now() + seconds
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                systemSend(socket, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                offset += written
-                continue
-            }
-            guard written < 0, Self.isTransient(errno) else { return false }
-            let now = Self.now()
-            guard now < deadline else { return false }
-            var waiters = [
-                pollfd(fd: socket, events: Int16(POLLOUT), revents: 0),
-                pollfd(fd: abortOnShutdown ? hub.wakeReadEnd : -1, events: Int16(POLLIN), revents: 0),
-            ]
-            _ = poll(&waiters, 2, min(1000, Self.milliseconds(until: deadline, from: now)))
-            if abortOnShutdown && hub.isShuttingDown && waiters[0].revents == 0 { return false }
+        SocketWriter.writeAll(bytes, to: socket, within: seconds, wakeFD: abortOnShutdown ? hub.wakeReadEnd : -1) {
+            abortOnShutdown && hub.isShuttingDown
         }
-        return true
     }
 
-    private static func isTransient(_ code: Int32) -> Bool {
-        code == EAGAIN || code == EWOULDBLOCK || code == EINTR
-    }
-
-    private static func milliseconds(until deadline: Double, from now: Double) -> Int32 {
-        Int32(clamping: Int(((deadline - now) * 1000).rounded(.up)))
-    }
-
-    /// Monotonic seconds.
-    static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    private static func now() -> Double { SocketWriter.monotonicSeconds() }
 }
 
 /// The entry point of a WebSocket connection thread (a C function pointer: file-level, no
@@ -255,9 +223,3 @@ private func webSocketThreadMain(_ argument: UnsafeMutableRawPointer?) -> Unsafe
     connection.run()
     return nil
 }
-
-#if canImport(Glibc)
-private let systemSend = Glibc.send
-#elseif canImport(Darwin)
-private let systemSend = Darwin.send
-#endif
