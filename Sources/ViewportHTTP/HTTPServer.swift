@@ -56,7 +56,9 @@ public final class HTTPServer: Sendable {
     /// The bound port (valid after ``start()``; the real one when configured with 0).
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
-    /// Requests handed to the handler and not completed yet (a gauge for metrics).
+    /// Requests handed to the handler and not completed yet (a gauge for metrics). An accepted
+    /// WebSocket counts until it closes: MHD 0.9.75 completes an upgraded request only when the
+    /// application hands the socket back (`MHD_UPGRADE_ACTION_CLOSE`).
     public var inFlightRequests: Int { core.inFlight.load(ordering: .relaxed) }
 
     /// WebSocket connections open now (each has a thread; 0 again once they have all closed).

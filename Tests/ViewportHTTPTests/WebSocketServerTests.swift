@@ -242,6 +242,27 @@ import ViewportTestSupport
         }
     }
 
+    /// MHD keeps an upgraded connection in its books: open sockets use up `connectionLimit`.
+    @Test func openSocketsCountAgainstTheConnectionLimit() throws {
+        try withTestServer(configure: { $0.connectionLimit = 2; $0.threads = 1 }) { server in
+            let first = try Client.connect(port: server.port, path: "/ws")
+            let second = try Client.connect(port: server.port, path: "/ws")
+            #expect(first.isOpen && second.isOpen)
+            let third = try? HTTPTestClient.connect(port: server.port, timeout: 2).send(method: "GET", path: "/hello")
+            #expect(third == nil, "a third connection is refused while two sockets are open")
+            try first.sendClose()
+            _ = first.waitForClose()
+            first.disconnect()
+            #expect(Self.waitUntil { server.openWebSockets == 1 })
+            // MHD frees the slot once it has cleaned the closed connection up.
+            #expect(Self.waitUntil {
+                (try? HTTPTestClient.connect(port: server.port, timeout: 1).send(method: "GET", path: "/hello").status) == 200
+            })
+            try second.send(text: "still")
+            #expect(try second.readText() == "still")
+        }
+    }
+
     @Test func badHandshakesGetHTTPErrors() throws {
         try withTestServer { server in
             let http = try HTTPTestClient.connect(port: server.port)
