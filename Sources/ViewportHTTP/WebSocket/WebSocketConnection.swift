@@ -83,9 +83,9 @@ final class WebSocketConnection: @unchecked Sendable {
         hub.leave()
     }
 
-    /// MHD may hand over a non-blocking socket (it is, with epoll): make sure it is, since every
-    /// wait here goes through `poll` with a deadline. Replies are single small frames that must
-    /// leave at once: no Nagle, and no cork left over from MHD's sending of the 101.
+    /// The socket is set non-blocking whatever mode MHD handed it in, since every wait here goes
+    /// through `poll` with a deadline. Replies are single small frames that must leave at once:
+    /// no Nagle, and no cork (in case MHD left one on after sending the 101).
     private func configureSocket() {
         let flags = fcntl(socket, F_GETFL)
         if flags >= 0 { _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK) }
