@@ -22,6 +22,7 @@ Prints one line per check and a final "N passed, N failed"; exits 1 on any failu
 """
 import argparse
 import copy
+import importlib.util
 import json
 import os
 import re
@@ -314,6 +315,37 @@ def main():
     sys.exit(1 if checks.failed else 0)
 
 
+def check_socket(spec, r, checks, base, session):
+    """GET /v1/sessions/{id}/socket: the handshake's errors as documented, then a live WebSocket
+    (scripts/ws-client.py's client) whose replies are a Plan and a Problem carrying `message`."""
+    template, path = "/v1/sessions/{id}/socket", f"/v1/sessions/{session}/socket"
+    upgrade = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    r.expect("without the upgrade headers", template, "get", r.send("get", path), 426, example="notAnUpgrade")
+    r.expect("Sec-WebSocket-Version 8", template, "get", r.send("get", path, headers={**upgrade, "Sec-WebSocket-Version": "8"}), 426, example="wrongVersion")
+    r.expect("a 5-byte key", template, "get", r.send("get", path, headers={**upgrade, "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "c2hvcnQ="}), 400, example="badKey")
+    r.expect("unknown session", template, "get", r.send("get", f"/v1/sessions/{UNKNOWN_ID}/socket"), 404, example="unknownSession")
+    loader = importlib.util.spec_from_file_location("ws_client", os.path.join(ROOT, "scripts", "ws-client.py"))
+    ws_client = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(ws_client)
+    try:
+        ws = ws_client.ViewportSocket(base, session, TOKEN)
+    except (ConnectionError, OSError) as error:
+        checks.record(False, f"GET {template} WebSocket handshake → 101", str(error))
+        return
+    checks.record(ws.headers.get("sec-websocket-protocol") == "viewportd.v1" and ws.headers.get("upgrade", "").lower() == "websocket",
+                  f"GET {template} WebSocket handshake (token as subprotocol) → 101 with viewportd.v1", f"headers {ws.headers}")
+    ws.send(json.dumps({"offset": [0, 5]}))
+    plan = json.loads(ws.receive())
+    errors = spec.errors("#/components/schemas/Plan", plan)
+    checks.record(not errors, f"GET {template} message: an update → a Plan", f"{errors} {plan}")
+    ws.send("{")
+    problem = json.loads(ws.receive())
+    errors = spec.errors("#/components/schemas/Problem", problem)
+    checks.record(not errors and problem.get("status") == 400 and problem.get("message") == 2,
+                  f"GET {template} message: bad JSON → a Problem with status 400 and message 2", f"{errors} {problem}")
+    ws.close()
+
+
 def run(spec, base, checks):
     r = Runner(spec, base, checks)
     doc = spec.doc
@@ -366,7 +398,8 @@ def run(spec, base, checks):
     opened = response.json()
     concrete = {"/v1/layouts/{id}": f"/v1/layouts/{opened['layout']}", "/v1/sessions/{id}": f"/v1/sessions/{opened['session']}",
                 "/v1/sessions/{id}/viewport": f"/v1/sessions/{opened['session']}/viewport",
-                "/v1/sessions/{id}/layout": f"/v1/sessions/{opened['session']}/layout"}
+                "/v1/sessions/{id}/layout": f"/v1/sessions/{opened['session']}/layout",
+                "/v1/sessions/{id}/socket": f"/v1/sessions/{opened['session']}/socket"}
     bodies = {"/v1/layouts": {"items": []}, "/v1/sessions": {"layout": opened["layout"], "viewport": [1, 1]},
               "/v1/sessions/{id}/viewport": {"offset": [0, 0]}, "/v1/sessions/{id}/layout": {"layout": opened["layout"]}}
 
@@ -396,6 +429,8 @@ def run(spec, base, checks):
         checks.record(response.status_code == 405 and allow == methods and not errors,
                       f"{wrong.upper()} {template} → 405 with Allow: {', '.join(sorted(methods)).upper()}",
                       f"got {response.status_code}, Allow {response.headers.get('Allow')!r}, {errors} {response.text[:200]}")
+
+    check_socket(spec, r, checks, base, opened["session"])
 
     # 404 on an unknown path.
     response = r.send("get", "/v1/nothing")

@@ -10,6 +10,7 @@
 #   - waits for the "listening on http://" log line;
 #   - GET /healthz -> 200 {"status":"ok"} without a token; a /v1 path without the token -> 401,
 #     with it -> not 401 (the file's auth.token is in force);
+#   - three updates over the session's WebSocket (scripts/ws-client.py) -> plans seq 1, 2, 3;
 #   - SIGTERM while a slow NDJSON upload is in flight -> that request still gets all its plans,
 #     and the process exits 0 within the drain time.
 #
@@ -103,6 +104,18 @@ layout="$(curl -sS --max-time 10 "${auth[@]}" -H 'Content-Type: application/json
 session="$(curl -sS --max-time 10 "${auth[@]}" -H 'Content-Type: application/json' \
     --data "{\"layout\":\"$layout\",\"viewport\":[375,667]}" "$base/v1/sessions" \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')" || fail "POST /v1/sessions failed"
+# The live transport: three updates over the session's WebSocket (scripts/ws-client.py, the
+# README's client; the token as the subprotocol bearer.<token>, as from a browser).
+printf '{"offset":[0,10]}\n{"offset":[0,20],"seq":2}\n{"offset":[0,30]}\n' \
+    | timeout 20 python3 "$repo_root/scripts/ws-client.py" "$base" "$session" --token "$token" > "$work/socket.ndjson" 2>"$work/socket.err" \
+    || fail "scripts/ws-client.py failed: $(cat "$work/socket.err")"
+python3 -c '
+import json, sys
+plans = [json.loads(line) for line in open(sys.argv[1])]
+assert [p.get("seq") for p in plans] == [1, 2, 3], plans
+' "$work/socket.ndjson" || fail "the WebSocket did not answer plans 1, 2, 3: $(cat "$work/socket.ndjson") $(cat "$work/socket.err")"
+log "GET /v1/sessions/{id}/socket: 3 updates over a WebSocket -> plans seq 1, 2, 3"
+
 updates=2000
 python3 -c "import sys; sys.stdout.write(''.join('{\"offset\":[0,%d]}\n' % (7 * (i + 1)) for i in range($updates)))" > "$work/updates.ndjson"
 rate=$(( $(stat -c %s "$work/updates.ndjson") / 2 ))

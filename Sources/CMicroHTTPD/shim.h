@@ -76,4 +76,10 @@ static inline int viewport_mhd_connection_fd(struct MHD_Connection *connection) 
     return info == NULL ? -1 : (int)info->connect_fd;
 }
 
+/** MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE): the application is done with an upgraded
+ * socket; MHD closes it and cleans the connection up. Call exactly once per upgrade. */
+static inline enum MHD_Result viewport_mhd_upgrade_close(struct MHD_UpgradeResponseHandle *urh) {
+    return MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
 #endif

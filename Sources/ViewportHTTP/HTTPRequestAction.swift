@@ -22,4 +22,13 @@ public enum HTTPRequestAction {
     /// dropped. If the client disconnects first, the sink still gets `finish(truncated: true)`
     /// (its response is dropped).
     case stream(maxBytes: Int, sink: any HTTPBodySink)
+    /// Accept a WebSocket handshake: answer `101 Switching Protocols` (with `Upgrade`,
+    /// `Sec-WebSocket-Accept` and the chosen `Sec-WebSocket-Protocol`) on the final access-handler
+    /// call, then serve the connection's frames on a thread of its own (see
+    /// ``WebSocketMessageHandler``). A request with a body is answered 400 instead (build the
+    /// acceptance from ``WebSocketHandshake/validate(_:)``, which already refuses one).
+    ///
+    /// The connection stays in MHD's books (it counts against `connectionLimit`) until it closes;
+    /// ``HTTPServer/stop()`` closes it with 1001 before the daemon stops.
+    case webSocket(WebSocketAcceptance)
 }

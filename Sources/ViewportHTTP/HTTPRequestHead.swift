@@ -32,6 +32,20 @@ public struct HTTPRequestHead: Sendable {
         return nil
     }
 
+    /// Every value of the header `name` (a field may be repeated), in order.
+    /// - Complexity: O(number of headers).
+    public func values(of name: String) -> [String] {
+        headers.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
+    }
+
+    /// The comma-separated list elements of every `name` header, trimmed, empty ones dropped
+    /// (RFC 9110 §5.6.1: `Connection: keep-alive, Upgrade`).
+    public func tokens(of name: String) -> [String] {
+        values(of: name).flatMap { $0.split(separator: ",") }
+            .map { String(String($0).trimmingASCIISpaces()) }
+            .filter { !$0.isEmpty }
+    }
+
     /// True when the body uses chunked transfer encoding.
     public var isChunked: Bool {
         guard let encoding = header("Transfer-Encoding") else { return false }

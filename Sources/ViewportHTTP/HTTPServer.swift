@@ -16,7 +16,8 @@ import Darwin
 /// (`consume` / buffering), then `onBody` or `finish`, then the response (stream) is sent.
 /// A request's response is sent only after its whole body was read (MHD does not do
 /// full-duplex), except for the early 413 / truncation answers described on
-/// ``HTTPRequestAction``.
+/// ``HTTPRequestAction``. For full duplex there is WebSocket (``HTTPRequestAction/webSocket(_:)``):
+/// each upgraded connection runs on a thread of its own, outside MHD's workers.
 public final class HTTPServer: Sendable {
     /// The running daemon and what must outlive it.
     private struct Running: @unchecked Sendable {
@@ -43,20 +44,25 @@ public final class HTTPServer: Sendable {
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.core = ServerCore(handler: handler, log: log)
+        self.core = ServerCore(handler: handler, webSocketTimeout: Double(max(1, configuration.connectionTimeout)), log: log)
     }
 
     deinit {
         if case .running(let running) = state.withLock({ $0 }) {
-            Self.shutdown(running)
+            Self.shutdown(running, core: core)
         }
     }
 
     /// The bound port (valid after ``start()``; the real one when configured with 0).
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
-    /// Requests handed to the handler and not completed yet (a gauge for metrics).
+    /// Requests handed to the handler and not completed yet (a gauge for metrics). An accepted
+    /// WebSocket counts until it closes: MHD 0.9.75 completes an upgraded request only when the
+    /// application hands the socket back (`MHD_UPGRADE_ACTION_CLOSE`).
     public var inFlightRequests: Int { core.inFlight.load(ordering: .relaxed) }
+
+    /// WebSocket connections open now (each has a thread; 0 again once they have all closed).
+    public var openWebSockets: Int { core.webSockets.live }
 
     /// Binds and starts serving.
     /// - Throws: ``HTTPServerError`` when the configuration is invalid, the host does not
@@ -79,6 +85,7 @@ public final class HTTPServer: Sendable {
             let logger = UnsafeMutablePointer<viewport_logger>.allocate(capacity: 1)
             logger.initialize(to: viewport_logger(fn: mhdLog, ctx: coreRef))
             var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
+                | MHD_ALLOW_UPGRADE.rawValue
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             let daemon: OpaquePointer? = address.storage.withUnsafeBytes { raw in
                 var options = viewport_daemon_options(
@@ -114,6 +121,10 @@ public final class HTTPServer: Sendable {
     /// A request whose client vanished mid-body may count as in flight until the connection
     /// timeout (MHD 0.9.75 with epoll does not always notice the close at once), so the drain
     /// lasts at most `min(drainTimeout, connectionTimeout)` for such requests.
+    ///
+    /// Open WebSockets get a close frame 1001 ("server shutting down") at once; each connection
+    /// thread then waits up to a second for the client's close frame and ends. The daemon stops
+    /// only after every WebSocket thread has ended.
     public func stop() {
         let running: Running? = state.withLock { state in
             switch state {
@@ -129,6 +140,8 @@ public final class HTTPServer: Sendable {
         }
         guard let running else { return }
         core.draining.store(true, ordering: .sequentiallyConsistent)
+        // Open WebSockets close now (1001), not after the drain: they would never end by themselves.
+        core.webSockets.beginShutdown()
         let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(max(0, configuration.drainTimeout) * 1000)))
         while core.inFlight.load(ordering: .sequentiallyConsistent) > 0 && ContinuousClock.now < deadline {
             usleep(2_000)
@@ -137,11 +150,16 @@ public final class HTTPServer: Sendable {
         if remaining > 0 {
             core.log("drain timeout: closing \(remaining) in-flight request(s)")
         }
-        Self.shutdown(running)
+        Self.shutdown(running, core: core)
         state.withLock { $0 = .stopped }
     }
 
-    private static func shutdown(_ running: Running) {
+    /// Closes every WebSocket (their threads hold MHD upgrade handles, which die with the
+    /// daemon), then stops the daemon.
+    private static func shutdown(_ running: Running, core: ServerCore) {
+        core.webSockets.beginShutdown()
+        core.webSockets.refuseNew()
+        core.webSockets.waitUntilEmpty(log: core.log)
         let listenSocket = MHD_quiesce_daemon(running.daemon)
         MHD_stop_daemon(running.daemon)
         if listenSocket >= 0 { close(listenSocket) }

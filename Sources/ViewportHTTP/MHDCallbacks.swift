@@ -48,6 +48,11 @@ func mhdRequestCompleted(
         context.phase = .done
         _ = sink.finish(truncated: true)
     }
+    if let acceptance = context.webSocket {
+        // The 101 was queued but the connection ended before MHD upgraded it.
+        context.webSocket = nil
+        acceptance.handler.closed()
+    }
     if context.admitted {
         core.inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
@@ -126,4 +131,34 @@ func mhdStreamRead(
 func mhdStreamFree(_ cls: UnsafeMutableRawPointer?) {
     guard let cls else { return }
     Unmanaged<ResponseStreamBox>.fromOpaque(cls).release()
+}
+
+/// MHD_UpgradeHandler: the 101 went out and the socket is ours. Runs on the connection's MHD
+/// worker thread, so it only starts the connection's own thread (with bytes MHD read past the
+/// handshake, `extra_in`). `cls` is the ``ServerCore``, `conCls` the ``RequestContext`` that
+/// holds the acceptance. Whatever happens, the handle is given back with
+/// `MHD_UPGRADE_ACTION_CLOSE` exactly once (here, or by the connection thread).
+func mhdUpgraded(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ conCls: UnsafeMutableRawPointer?,
+    _ extraIn: UnsafePointer<CChar>?, _ extraInSize: Int, _ socket: Int32, _ upgradeHandle: OpaquePointer?
+) {
+    guard let upgradeHandle else { return }
+    guard let cls, let conCls else {
+        _ = viewport_mhd_upgrade_close(upgradeHandle)
+        return
+    }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let context = Unmanaged<RequestContext>.fromOpaque(conCls).takeUnretainedValue()
+    guard let acceptance = context.webSocket else {
+        _ = viewport_mhd_upgrade_close(upgradeHandle)
+        return
+    }
+    context.webSocket = nil
+    var initialBytes: [UInt8] = []
+    if let extraIn, extraInSize > 0 {
+        initialBytes = Array(UnsafeRawBufferPointer(start: extraIn, count: extraInSize))
+    }
+    WebSocketConnection.launch(
+        socket: socket, upgradeHandle: upgradeHandle, acceptance: acceptance, initialBytes: initialBytes,
+        hub: core.webSockets, log: core.log)
 }

@@ -16,6 +16,8 @@ final class RequestContext {
         /// A response was written straight to the socket mid-body: drop the rest of the body
         /// (up to ``RequestDriver/discardLimit``), then close.
         case answeredMidBody
+        /// Answer 101 and hand the connection to a WebSocket thread on the final call.
+        case webSocket(WebSocketAcceptance)
     }
 
     let path: String
@@ -26,6 +28,10 @@ final class RequestContext {
     var buffer: [UInt8] = []
     /// Body bytes seen so far (delivered, buffered or discarded).
     var received = 0
+    /// The accepted WebSocket between queueing the 101 and MHD's upgrade callback (which takes
+    /// it). Still set when the request completes means the upgrade never happened: the
+    /// completion callback then tells its handler `closed()`.
+    var webSocket: WebSocketAcceptance?
     /// Whether ``ServerCore/inFlight`` counts this request.
     var admitted = false
 

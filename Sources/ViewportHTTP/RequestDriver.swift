@@ -71,6 +71,12 @@ struct RequestDriver {
                 return answerBeforeBody(core.handler.payloadTooLarge(head, limit: maxBytes))
             }
             context.phase = .stream(maxBytes: maxBytes, sink: sink)
+        case .webSocket(let acceptance):
+            guard !head.hasBody else {
+                acceptance.handler.closed()
+                return respond(HTTPResponse(status: 400, contentType: "text/plain", body: "a WebSocket handshake carries no body"), head: head)
+            }
+            context.phase = .webSocket(acceptance)
         }
         return .YES
     }
@@ -111,7 +117,7 @@ struct RequestDriver {
             sink.consume(chunk)
         case .answeredMidBody:
             if context.received > Self.discardLimit { return .NO }
-        case .awaitingHead, .done:
+        case .awaitingHead, .done, .webSocket:
             break
         }
         return .YES
@@ -130,6 +136,8 @@ struct RequestDriver {
             return queue(onBody(body))
         case .stream(_, let sink):
             return queue(sink.finish(truncated: false))
+        case .webSocket(let acceptance):
+            return queueUpgrade(acceptance)
         case .answeredMidBody, .awaitingHead, .done:
             // Nothing to queue: close rather than leave the client waiting for a response.
             return .NO
@@ -165,7 +173,7 @@ struct RequestDriver {
         let fd = viewport_mhd_connection_fd(connection)
         guard fd >= 0 else { return .NO }
         let bytes = Self.serialize(response.closingConnection())
-        guard Self.writeAll(bytes, to: fd) else { return .NO }
+        guard SocketWriter.writeAll(bytes, to: fd, within: 1) else { return .NO }
         _ = shutdown(fd, Int32(SHUT_WR))
         return .YES
     }
@@ -191,26 +199,27 @@ struct RequestDriver {
         return Array(head.utf8) + body
     }
 
-    /// Writes all of `bytes` to a non-blocking socket, waiting at most one second in total.
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> Bool {
-        var offset = 0
-        var waitedMilliseconds: Int32 = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                send(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written > 0 {
-                offset += written
-                continue
-            }
-            guard written < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR,
-                waitedMilliseconds < 1000
-            else { return false }
-            var waiter = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-            _ = poll(&waiter, 1, 50)
-            waitedMilliseconds += 50
+    /// Queues `101 Switching Protocols` for a WebSocket; MHD calls ``mhdUpgraded`` once it is
+    /// sent (MHD adds `Connection: Upgrade` itself).
+    func queueUpgrade(_ acceptance: WebSocketAcceptance) -> MHD_Result {
+        guard let response = MHD_create_response_for_upgrade(mhdUpgraded, Unmanaged.passUnretained(core).toOpaque()) else {
+            core.log("cannot create an upgrade response")
+            acceptance.handler.closed()
+            return .NO
         }
-        return true
+        var headers = [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", acceptance.handshake.acceptValue)]
+        if let subprotocol = acceptance.subprotocol { headers.append(("Sec-WebSocket-Protocol", subprotocol)) }
+        for (name, value) in headers where MHD_add_response_header(response, name, value) != .YES {
+            core.log("dropped invalid upgrade header '\(name)'")
+        }
+        context.webSocket = acceptance
+        let result = MHD_queue_response(connection, 101, response)
+        MHD_destroy_response(response)
+        if result != .YES {
+            context.webSocket = nil
+            acceptance.handler.closed()
+        }
+        return result
     }
 
     /// Builds the MHD response and queues it.

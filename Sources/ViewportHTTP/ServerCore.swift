@@ -12,10 +12,13 @@ final class ServerCore: Sendable {
     let inFlight = Atomic<Int>(0)
     /// Latest MHD log line, used to explain a failed start.
     let lastMessage = Mutex<String>("")
+    /// Open WebSocket connections (each on its own thread).
+    let webSockets: WebSocketHub
 
-    init(handler: any HTTPHandler, log: @escaping @Sendable (String) -> Void) {
+    init(handler: any HTTPHandler, webSocketTimeout: Double, log: @escaping @Sendable (String) -> Void) {
         self.handler = handler
         self.log = log
+        self.webSockets = WebSocketHub(timeoutSeconds: webSocketTimeout)
     }
 
     /// Counts a request in unless the server is draining (increment first, then check, so

@@ -143,8 +143,10 @@ public final class HTTPTestClient {
         }
     }
 
-    /// Reads one complete response (skipping `100 Continue`).
-    public func readResponse() throws(HTTPTestClientError) -> HTTPTestResponse {
+    /// Reads one complete response (skipping `100 Continue`). With `acceptSwitchingProtocols`,
+    /// a `101 Switching Protocols` head is returned as it is (no body: the connection now speaks
+    /// another protocol; read it with ``read(exactly:)``).
+    public func readResponse(acceptSwitchingProtocols: Bool = false) throws(HTTPTestClientError) -> HTTPTestResponse {
         let deadline = Self.now() + timeout
         while true {
             let headEnd = try readUntil([13, 10, 13, 10], deadline: deadline)
@@ -167,6 +169,7 @@ public final class HTTPTestClient {
             var response = HTTPTestResponse(
                 status: status, reason: parts.count > 2 ? String(parts[2]) : "",
                 headers: headers, body: [], wasChunked: false)
+            if status == 101 && acceptSwitchingProtocols { return response }
             if (100..<200).contains(status) { continue }
             if status == 204 || status == 304 { return response }
             if response.header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
@@ -184,6 +187,20 @@ public final class HTTPTestClient {
             }
             return response
         }
+    }
+
+    /// Exactly `count` bytes (buffered ones first), waiting at most `timeout` seconds (the
+    /// client's timeout by default).
+    public func read(exactly count: Int, timeout: Double? = nil) throws(HTTPTestClientError) -> [UInt8] {
+        try fill(count: count, deadline: Self.now() + (timeout ?? self.timeout))
+        let bytes = Array(buffer[..<count])
+        buffer.removeFirst(count)
+        return bytes
+    }
+
+    /// Half-closes: no more bytes from this side (the peer reads end of stream).
+    public func shutdownWrite() {
+        if fd >= 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
     }
 
     /// Waits until the server closes the connection (true) or `seconds` pass (false);

@@ -9,6 +9,9 @@ final class TestHandler: HTTPHandler {
     /// Bytes each `/sink` request delivered, in order (checked by the sink test).
     let sinkResults = Mutex<[[UInt8]]>([])
 
+    /// WebSocket handlers told `closed()` so far.
+    let socketsClosed = Atomic<Int>(0)
+
     init(limit: Int = 1024, slowDelay: Double = 0.8) {
         self.limit = limit
         self.slowDelay = slowDelay
@@ -34,6 +37,14 @@ final class TestHandler: HTTPHandler {
         case ("GET", "/slow"):
             Thread.sleep(forTimeInterval: slowDelay)
             return .respond(HTTPResponse(status: 200, contentType: "text/plain", body: "slow done"))
+        case (_, "/ws"):
+            switch WebSocketHandshake.validate(head) {
+            case .success(let handshake):
+                let chosen = handshake.offeredProtocols.first { $0 == "echo.v1" }
+                return .webSocket(WebSocketAcceptance(handshake: handshake, subprotocol: chosen, maxMessageBytes: limit, handler: EchoSocket(handler: self)))
+            case .failure(let error):
+                return .respond(HTTPResponse(status: error.status, contentType: "text/plain", body: error.message, headers: error.headers))
+            }
         case (_, "/ignore"):
             return .respond(HTTPResponse(status: 404, contentType: "text/plain", body: "nope"))
         default:
@@ -86,5 +97,34 @@ final class CountingStream: HTTPResponseStream {
             index += 1
             return Array("line \(index)\n".utf8)
         }
+    }
+}
+
+/// Echoes every WebSocket message; `close:<code>` closes with that code after echoing, `big:<n>`
+/// answers n bytes of "x".
+final class EchoSocket: WebSocketMessageHandler, @unchecked Sendable {
+    // Confined to its connection's thread; `handler` is Sendable.
+    private let handler: TestHandler
+    private var isClosed = false
+
+    init(handler: TestHandler) {
+        self.handler = handler
+    }
+
+    func message(_ bytes: UnsafeRawBufferPointer) -> WebSocketReply {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.hasPrefix("big:"), let count = Int(text.dropFirst(4)) {
+            return .text([UInt8](repeating: UInt8(ascii: "x"), count: count))
+        }
+        if text.hasPrefix("close:"), let code = UInt16(text.dropFirst(6)) {
+            return WebSocketReply(text: Array(bytes), close: (code, "asked to"))
+        }
+        return .text(Array(bytes))
+    }
+
+    func closed() {
+        precondition(!isClosed, "closed() called twice")
+        isClosed = true
+        handler.socketsClosed.add(1, ordering: .relaxed)
     }
 }

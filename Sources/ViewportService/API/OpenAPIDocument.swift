@@ -4150,6 +4150,268 @@ enum OpenAPIDocument {
         }
       }
     },
+    "/v1/sessions/{id}/socket": {
+      "parameters": [
+        {
+          "name": "id",
+          "in": "path",
+          "required": true,
+          "description": "The session id.",
+          "schema": {
+            "$ref": "#/components/schemas/SessionId"
+          },
+          "example": "767d4429d60788613a4fe1693e7f2448"
+        }
+      ],
+      "get": {
+        "operationId": "openSocket",
+        "tags": [
+          "sessions"
+        ],
+        "summary": "Live viewport updates and plans over a WebSocket",
+        "description": "Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST would answer. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).\n\nA message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `\"message\": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 \"session ended\".\n\nHandshake: `GET` with `Upgrade: websocket`, `Connection: Upgrade`, `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key`; no body. The precedence is 401, 404, 405, then the handshake: not an upgrade is a 426 (with `Upgrade: websocket`), another version a 426 (with `Sec-WebSocket-Version: 13`), a bad key or a body a 400. When `auth.token` is configured, the token is taken from the `Authorization: Bearer` header or, since browsers cannot set headers on a WebSocket, from the subprotocol `bearer.<token>` offered in `Sec-WebSocket-Protocol`. When the client offers the subprotocol `viewportd.v1` the answer confirms it (offer it beside `bearer.<token>`: a browser fails a connection whose offered protocols were all declined); `bearer.…` is never confirmed.\n\nFraming: client frames must be masked; fragments, ping/pong and close are handled as RFC 6455 says. A message larger than `http.maxBodyBytes` closes with 1009, a protocol error with 1002, invalid UTF-8 in a text message with 1007. A socket that hears nothing for half of `http.connectionTimeout` is pinged; one silent (not even a pong) for all of it is closed with 1001. On shutdown every socket is closed with 1001 \"server shutting down\". An open socket is an open connection for `http.connectionLimit`.",
+        "responses": {
+          "101": {
+            "description": "Switching Protocols: the connection now speaks WebSocket (see the description for its messages).",
+            "headers": {
+              "Upgrade": {
+                "description": "`websocket`.",
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "const": "websocket"
+                }
+              },
+              "Connection": {
+                "description": "`Upgrade`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Sec-WebSocket-Accept": {
+                "description": "base64(SHA-1(`Sec-WebSocket-Key` + the RFC 6455 GUID)).",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Sec-WebSocket-Protocol": {
+                "description": "`viewportd.v1`, when the client offered it.",
+                "required": false,
+                "schema": {
+                  "type": "string",
+                  "const": "viewportd.v1"
+                }
+              }
+            },
+            "x-websocket-messages": {
+              "client": {
+                "$ref": "#/components/schemas/ViewportUpdate"
+              },
+              "server": {
+                "oneOf": [
+                  {
+                    "$ref": "#/components/schemas/Plan"
+                  },
+                  {
+                    "$ref": "#/components/schemas/Problem"
+                  }
+                ]
+              }
+            }
+          },
+          "400": {
+            "description": "The handshake's `Sec-WebSocket-Key` is not base64 of 16 bytes, or the handshake has a body.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 400
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "badKey": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Bad Request",
+                      "status": 400,
+                      "detail": "Sec-WebSocket-Key must be one base64-encoded 16-byte value"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "`auth.token` is configured and neither the `Authorization: Bearer …` header nor the subprotocol `bearer.<token>` (in `Sec-WebSocket-Protocol`) carries it.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 401
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unauthorized": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unauthorized",
+                      "status": 401,
+                      "detail": "Authorization: a valid \"Bearer <token>\" header is required (or the WebSocket subprotocol \"bearer.<token>\")"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "description": "`Bearer`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Unknown, closed or expired session.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 404
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "unknownSession": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Not Found",
+                      "status": 404,
+                      "detail": "session 00000000000000000000000000000000 does not exist or has expired"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "426": {
+            "description": "Not a WebSocket handshake (`Upgrade: websocket` or `Connection: Upgrade` missing; the answer carries `Upgrade: websocket`), or a `Sec-WebSocket-Version` other than 13 (the answer carries `Sec-WebSocket-Version: 13`). `detail` names what is missing.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 426
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "notAnUpgrade": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Upgrade Required",
+                      "status": 426,
+                      "detail": "this path only speaks WebSocket; the request lacks Upgrade: websocket and Connection: Upgrade"
+                    }
+                  },
+                  "wrongVersion": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Upgrade Required",
+                      "status": 426,
+                      "detail": "Sec-WebSocket-Version must be 13 (given: 8)"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "Upgrade": {
+                "description": "`websocket` (when the request was not an upgrade).",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              },
+              "Sec-WebSocket-Version": {
+                "description": "`13` (when the request asked for another version).",
+                "required": false,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "viewportd is shutting down.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "allOf": [
+                    {
+                      "$ref": "#/components/schemas/Problem"
+                    },
+                    {
+                      "properties": {
+                        "status": {
+                          "const": 503
+                        }
+                      }
+                    }
+                  ]
+                },
+                "examples": {
+                  "shuttingDown": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "viewportd is shutting down"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/healthz": {
       "get": {
         "operationId": "health",
@@ -5612,6 +5874,11 @@ enum OpenAPIDocument {
             "type": "integer",
             "minimum": 1,
             "description": "On a problem line of an NDJSON stream: the line (counting from 1) that failed."
+          },
+          "message": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "On a problem message of a WebSocket (`GET /v1/sessions/{id}/socket`): the message (counting from 1) that failed."
           }
         }
       },

@@ -11,9 +11,11 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
     public var type: String
     public var title: String
     public var detail: String
-    /// Extra members: `seq` on a 409, `line` on a stream's problem line.
+    /// Extra members: `seq` on a 409, `line` on a stream's problem line, `message` on a
+    /// WebSocket's problem message.
     public var seq: UInt64?
     public var line: Int?
+    public var message: Int?
     public var allow: String?
 
     public init(status: Int, type: String = "about:blank", title: String? = nil, detail: String) {
@@ -66,6 +68,10 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
             w.key("line")
             w.int(line)
         }
+        if let message {
+            w.key("message")
+            w.int(message)
+        }
         w.endObject()
     }
 
@@ -88,6 +94,7 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         case 413: return "Content Too Large"
         case 415: return "Unsupported Media Type"
         case 422: return "Unprocessable Content"
+        case 426: return "Upgrade Required"
         case 429: return "Too Many Requests"
         case 503: return "Service Unavailable"
         default: return "Error"

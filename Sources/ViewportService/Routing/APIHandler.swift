@@ -15,6 +15,9 @@ final class APIHandler: HTTPHandler {
     let maxViews: Int
     /// `Bearer <token>` as bytes, when auth is on.
     private let expectedAuthorization: [UInt8]?
+    /// `bearer.<token>` as bytes, when auth is on: the WebSocket subprotocol that stands in for
+    /// the header (browsers cannot set headers on a WebSocket).
+    private let expectedBearerProtocol: [UInt8]?
     let logger: Logger
 
     init(configuration: ServiceConfiguration, layouts: LayoutStore, sessions: SessionStore, metrics: ServiceMetrics, logger: Logger) {
@@ -25,6 +28,7 @@ final class APIHandler: HTTPHandler {
         self.maxItems = configuration.layouts.maxItems
         self.maxViews = configuration.sessions.maxViews
         self.expectedAuthorization = configuration.authToken.map { Array("Bearer \($0)".utf8) }
+        self.expectedBearerProtocol = configuration.authToken.map { Array("\(SessionSocket.bearerPrefix)\($0)".utf8) }
         self.logger = logger
     }
 
@@ -56,8 +60,10 @@ final class APIHandler: HTTPHandler {
 
     private func dispatch(_ head: HTTPRequestHead, route: Route?, started: Int64) throws(Problem) -> HTTPRequestAction {
         if route != .healthz, let expected = expectedAuthorization {
-            guard let given = head.header("Authorization"), Self.constantTimeEquals(Self.normalizingScheme(given), expected) else {
-                throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required")
+            let header = head.header("Authorization").map { Self.constantTimeEquals(Self.normalizingScheme($0), expected) } ?? false
+            guard header || (route?.isSessionSocket == true && offersBearerProtocol(head)) else {
+                let alternative = route?.isSessionSocket == true ? " (or the WebSocket subprotocol \"bearer.<token>\")" : ""
+                throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required\(alternative)")
             }
         }
         guard let route else { throw Problem.notFound("path \(head.path) does not exist") }
@@ -66,7 +72,7 @@ final class APIHandler: HTTPHandler {
         switch route {
         case .layout(let id):
             guard layouts.lookup(id: id) != nil else { throw Problem.notFound("layout \(id) does not exist") }
-        case .session(let id), .sessionViewport(let id), .sessionLayout(let id):
+        case .session(let id), .sessionViewport(let id), .sessionLayout(let id), .sessionSocket(let id):
             session = sessions.get(id)
             guard session != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
         default:
@@ -114,6 +120,9 @@ final class APIHandler: HTTPHandler {
         case (.sessionLayout, _):
             guard let session else { throw Problem.notFound("session does not exist") }
             return collect(head, route: label, started: started) { try self.changeLayout(of: session, body: $0) }
+        case (.sessionSocket, _):
+            guard let session else { throw Problem.notFound("session does not exist") }
+            return openSocket(head, session: session, route: label, started: started)
         case (.sessionViewport, _):
             guard let session else { throw Problem.notFound("session does not exist") }
             if media == .ndjson {
@@ -158,6 +167,34 @@ final class APIHandler: HTTPHandler {
     }
 
     // MARK: Endpoints
+
+    /// `GET /v1/sessions/{id}/socket`: the WebSocket handshake (426/400 when it is not one), then
+    /// a ``SessionSocket`` answers each message. Confirms the subprotocol `viewportd.v1` when
+    /// offered, never `bearer.…`.
+    private func openSocket(_ head: HTTPRequestHead, session: SessionHandle, route: String, started: Int64) -> HTTPRequestAction {
+        switch WebSocketHandshake.validate(head) {
+        case .failure(let error):
+            var response = Problem(status: error.status, detail: error.message).response
+            response.headers += error.headers
+            return .respond(record(response, head: head, route: route, started: started))
+        case .success(let handshake):
+            let subprotocol = handshake.offeredProtocols.contains(SessionSocket.subprotocol) ? SessionSocket.subprotocol : nil
+            metrics.recordRequest(route: route, method: head.method, status: 101, nanoseconds: Monotonic.nanoseconds() - started)
+            let socket = SessionSocket(session: session, handler: self, route: route)
+            return .webSocket(WebSocketAcceptance(handshake: handshake, subprotocol: subprotocol, maxMessageBytes: maxBodyBytes, handler: socket))
+        }
+    }
+
+    /// Whether the request offers the subprotocol `bearer.<token>` with the right token
+    /// (compared in constant time, like the header).
+    private func offersBearerProtocol(_ head: HTTPRequestHead) -> Bool {
+        guard let expected = expectedBearerProtocol else { return false }
+        var found = false
+        for offered in head.tokens(of: "Sec-WebSocket-Protocol") where offered.hasPrefix(SessionSocket.bearerPrefix) {
+            found = Self.constantTimeEquals(Array(offered.utf8), expected) || found
+        }
+        return found
+    }
 
     private func postLayout(_ body: [UInt8]) throws -> HTTPResponse {
         let layout = try JSONReader.read(body) { r in
@@ -334,6 +371,11 @@ final class APIHandler: HTTPHandler {
 extension Route {
     var isSessionViewport: Bool {
         if case .sessionViewport = self { return true }
+        return false
+    }
+
+    var isSessionSocket: Bool {
+        if case .sessionSocket = self { return true }
         return false
     }
 }

@@ -11,6 +11,8 @@ enum Route: Equatable, Sendable {
     case session(id: String)
     case sessionViewport(id: String)
     case sessionLayout(id: String)
+    /// `GET /v1/sessions/{id}/socket`: a WebSocket of viewport updates and their plans.
+    case sessionSocket(id: String)
 
     /// Parses a request path. Runs on every request: it scans the UTF-8 bytes once and makes one
     /// string at most (the id).
@@ -50,6 +52,7 @@ enum Route: Equatable, Sendable {
         case 3 where equals(0, "v1") && equals(1, "sessions"): return .session(id: string(2))
         case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "viewport"): return .sessionViewport(id: string(2))
         case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "layout"): return .sessionLayout(id: string(2))
+        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "socket"): return .sessionSocket(id: string(2))
         default: return nil
         }
     }
@@ -66,13 +69,14 @@ enum Route: Equatable, Sendable {
         case .session: return "/v1/sessions/{id}"
         case .sessionViewport: return "/v1/sessions/{id}/viewport"
         case .sessionLayout: return "/v1/sessions/{id}/layout"
+        case .sessionSocket: return "/v1/sessions/{id}/socket"
         }
     }
 
     /// Methods the path answers, for 405's `Allow`.
     var allowedMethods: [String] {
         switch self {
-        case .healthz, .metrics, .openapi, .layout: return ["GET"]
+        case .healthz, .metrics, .openapi, .layout, .sessionSocket: return ["GET"]
         case .layouts, .sessions, .sessionViewport: return ["POST"]
         case .session: return ["GET", "DELETE"]
         case .sessionLayout: return ["PUT"]

@@ -77,7 +77,7 @@ final class UpdateStreamSink: HTTPBodySink {
         guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { return }
         if heldBytes > maxHeldBytes {
             var problem = Problem.tooLarge(
-                "line \(lineNumber): the plans answered so far passed twice http.maxBodyBytes (\(maxHeldBytes) bytes) while the upload was still arriving; the updates before this line were applied. Send the rest in another request, or use the session's WebSocket")
+                "line \(lineNumber): the plans answered so far passed twice http.maxBodyBytes (\(maxHeldBytes) bytes) while the upload was still arriving; the updates before this line were applied. Send the rest in another request, or stream live over GET /v1/sessions/{id}/socket")
             problem.line = lineNumber
             write(problem)
             return

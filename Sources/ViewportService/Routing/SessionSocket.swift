@@ -1,0 +1,66 @@
+import ViewportHTTP
+
+/// One WebSocket on `GET /v1/sessions/{id}/socket`: every message (text or binary) is one viewport
+/// update, exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json`, and is
+/// answered by one text message: the plan, byte for byte what that POST would answer.
+///
+/// A message that fails is answered with its problem object (the HTTP problem+json body plus
+/// `"message": n`, counting from 1) and nothing of it is applied; the socket stays open, except
+/// when the session is gone (404): then it closes with 1000 "session ended" after the problem.
+/// Updates go through ``APIHandler/apply(_:to:into:)``, under the session's lock, so a socket and
+/// concurrent POSTs on one session serialise and share one `seq`.
+///
+/// Thread confinement: the HTTP layer calls it only from the connection's own thread, one message
+/// at a time, so `messages` needs no lock (hence `@unchecked Sendable`).
+final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
+    /// The subprotocol confirmed when offered.
+    static let subprotocol = "viewportd.v1"
+    /// Prefix of the subprotocol carrying the bearer token.
+    static let bearerPrefix = "bearer."
+    /// The metrics' method label of one message.
+    static let messageMethod = "MESSAGE"
+
+    private let session: SessionHandle
+    private let handler: APIHandler
+    private let route: String
+    private var messages = 0
+
+    init(session: SessionHandle, handler: APIHandler, route: String) {
+        self.session = session
+        self.handler = handler
+        self.route = route
+    }
+
+    func message(_ bytes: UnsafeRawBufferPointer) -> WebSocketReply {
+        let started = Monotonic.nanoseconds()
+        messages += 1
+        // Most plans fit in 1 KiB: one allocation, no regrowth (as for the POST).
+        var w = JSONWriter(capacity: 1024)
+        do {
+            // Looked up again, as each POST does: an expired session answers 404 at once.
+            guard handler.sessions.get(session.id) != nil else {
+                throw Problem.notFound("session \(session.id) does not exist or has expired")
+            }
+            let update = try UpdateRequest.decode(bytes)
+            try handler.apply(update, to: session, into: &w)
+            record(200, started: started)
+            return .text(w.bytes)
+        } catch {
+            var problem = error.problem
+            problem.message = messages
+            w = JSONWriter(capacity: 256)
+            problem.encode(into: &w)
+            record(problem.status, started: started)
+            if problem.status == 404 {
+                return WebSocketReply(text: w.bytes, close: (WebSocketCloseCode.normal, "session ended"))
+            }
+            return .text(w.bytes)
+        }
+    }
+
+    func closed() {}
+
+    private func record(_ status: Int, started: Int64) {
+        handler.metrics.recordRequest(route: route, method: Self.messageMethod, status: status, nanoseconds: Monotonic.nanoseconds() - started)
+    }
+}
