@@ -31,6 +31,9 @@ package final class InProcessClient {
         case .stream(_, let sink):
             body?.withUnsafeBytes { sink.consume($0) }
             return sink.finish(truncated: false)
+        case .webSocket:
+            // There is no socket to upgrade in process.
+            return HTTPResponse(status: 501, contentType: "text/plain", body: "InProcessClient cannot open a WebSocket")
         }
     }
 }
