@@ -9,4 +9,16 @@ public protocol HTTPHandler: Sendable {
     func payloadTooLarge(_ head: HTTPRequestHead, limit: Int) -> HTTPResponse
     /// Response for requests that arrive while the server is draining (503).
     func unavailable(_ head: HTTPRequestHead) -> HTTPResponse
+    /// Response for a `.collect` request whose body would pass the server's shared body budget
+    /// (``HTTPServerConfiguration/maxBufferedBodyBytes``): sent at once, connection closed.
+    func busy(_ head: HTTPRequestHead) -> HTTPResponse
+}
+
+extension HTTPHandler {
+    /// A plain-text 503 with `Retry-After: 1`.
+    public func busy(_ head: HTTPRequestHead) -> HTTPResponse {
+        HTTPResponse(
+            status: 503, contentType: "text/plain", body: "too many request bodies are being received at once; retry",
+            headers: [("Retry-After", "1")])
+    }
 }

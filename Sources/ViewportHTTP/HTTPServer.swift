@@ -44,7 +44,9 @@ public final class HTTPServer: Sendable {
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.core = ServerCore(handler: handler, webSocketTimeout: Double(max(1, configuration.connectionTimeout)), log: log)
+        self.core = ServerCore(
+            handler: handler, webSocketTimeout: Double(max(1, configuration.connectionTimeout)),
+            bodyBudget: configuration.maxBufferedBodyBytes, log: log)
     }
 
     deinit {
@@ -74,6 +76,7 @@ public final class HTTPServer: Sendable {
         }
         guard config.threads >= 1 else { throw .invalidConfiguration("threads must be at least 1") }
         guard config.connectionLimit >= 1 else { throw .invalidConfiguration("connectionLimit must be at least 1") }
+        guard config.maxBufferedBodyBytes >= 1 else { throw .invalidConfiguration("maxBufferedBodyBytes must be at least 1") }
         guard config.connectionMemoryLimit >= 4096 else {
             throw .invalidConfiguration("connectionMemoryLimit must be at least 4096 bytes")
         }

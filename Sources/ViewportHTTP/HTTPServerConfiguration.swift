@@ -15,6 +15,9 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var connectionMemoryLimit: Int
     /// Seconds ``HTTPServer/stop()`` waits for in-flight requests before closing everything.
     public var drainTimeout: Double
+    /// Most body bytes that `.collect` requests may hold at once, all connections together: a
+    /// request that would pass it is answered ``HTTPHandler/busy(_:)`` (503) at once.
+    public var maxBufferedBodyBytes: Int
 
     /// Creates a configuration; every parameter has a production-ready default.
     public init(
@@ -24,7 +27,8 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         connectionTimeout: Int = 30,
         connectionLimit: Int = 1024,
         connectionMemoryLimit: Int = 16 * 1024,
-        drainTimeout: Double = 10
+        drainTimeout: Double = 10,
+        maxBufferedBodyBytes: Int = 1 << 30
     ) {
         self.host = host
         self.port = port
@@ -33,5 +37,6 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         self.connectionLimit = connectionLimit
         self.connectionMemoryLimit = connectionMemoryLimit
         self.drainTimeout = drainTimeout
+        self.maxBufferedBodyBytes = maxBufferedBodyBytes
     }
 }

@@ -53,6 +53,9 @@ func mhdRequestCompleted(
         context.webSocket = nil
         acceptance.handler.closed()
     }
+    // A request that ended mid-body (client gone) still holds its share of the body budget.
+    core.releaseBody(context.reservedBody)
+    context.reservedBody = 0
     if context.admitted {
         core.inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }

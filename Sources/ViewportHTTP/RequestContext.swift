@@ -28,6 +28,8 @@ final class RequestContext {
     var buffer: [UInt8] = []
     /// Body bytes seen so far (delivered, buffered or discarded).
     var received = 0
+    /// Bytes of the server's shared body budget this request holds (`.collect` only).
+    var reservedBody = 0
     /// The accepted WebSocket between queueing the 101 and MHD's upgrade callback (which takes
     /// it). Still set when the request completes means the upgrade never happened: the
     /// completion callback then tells its handler `closed()`.

@@ -61,6 +61,7 @@ struct RequestDriver {
                 return answerBeforeBody(core.handler.payloadTooLarge(head, limit: maxBytes))
             }
             if let length = contentLength, length > 0 {
+                guard reserveBody(upTo: length) else { return answerBeforeBody(core.handler.busy(head)) }
                 context.buffer.reserveCapacity(length)
             }
             context.phase = .collect(maxBytes: maxBytes, onBody: onBody)
@@ -100,10 +101,9 @@ struct RequestDriver {
             }
         case .collect(let maxBytes, _):
             if context.received > maxBytes {
-                context.buffer = []
-                let head = context.head ?? HTTPRequestHead(method: "", path: context.path)
-                return answerMidBody(core.handler.payloadTooLarge(head, limit: maxBytes))
+                return answerMidBody(core.handler.payloadTooLarge(requestHead, limit: maxBytes))
             }
+            guard reserveBody(upTo: context.received) else { return answerMidBody(core.handler.busy(requestHead)) }
             context.buffer.append(contentsOf: chunk)
         case .stream(let maxBytes, let sink):
             if context.received > maxBytes {
@@ -133,7 +133,9 @@ struct RequestDriver {
         case .collect(_, let onBody):
             let body = context.buffer
             context.buffer = []
-            return queue(onBody(body))
+            let response = onBody(body)
+            releaseBody()
+            return queue(response)
         case .stream(_, let sink):
             return queue(sink.finish(truncated: false))
         case .webSocket(let acceptance):
@@ -142,6 +144,25 @@ struct RequestDriver {
             // Nothing to queue: close rather than leave the client waiting for a response.
             return .NO
         }
+    }
+
+    /// The head (always set once the body arrives).
+    private var requestHead: HTTPRequestHead { context.head ?? HTTPRequestHead(method: "", path: context.path) }
+
+    /// Grows this request's share of the server's body budget to `total` bytes (a declared
+    /// `Content-Length` at once; a chunked body as it arrives); false when the budget is spent.
+    private func reserveBody(upTo total: Int) -> Bool {
+        let extra = total - context.reservedBody
+        guard extra > 0 else { return true }
+        guard core.reserveBody(extra) else { return false }
+        context.reservedBody = total
+        return true
+    }
+
+    /// Gives this request's share of the body budget back (its buffer is gone).
+    func releaseBody() {
+        core.releaseBody(context.reservedBody)
+        context.reservedBody = 0
     }
 
     /// Answers on the first call, before any body is read, and closes the connection after.
@@ -170,6 +191,7 @@ struct RequestDriver {
         context.phase = .answeredMidBody
         context.received = 0
         context.buffer = []
+        releaseBody()
         let fd = viewport_mhd_connection_fd(connection)
         guard fd >= 0 else { return .NO }
         let bytes = Self.serialize(response.closingConnection())

@@ -14,11 +14,32 @@ final class ServerCore: Sendable {
     let lastMessage = Mutex<String>("")
     /// Open WebSocket connections (each on its own thread).
     let webSockets: WebSocketHub
+    /// Most body bytes that `.collect` requests may hold at once, all connections together.
+    let bodyBudget: Int
+    /// Body bytes reserved by `.collect` requests now (see ``reserveBody(_:)``).
+    let bufferedBodyBytes = Atomic<Int>(0)
 
-    init(handler: any HTTPHandler, webSocketTimeout: Double, log: @escaping @Sendable (String) -> Void) {
+    init(handler: any HTTPHandler, webSocketTimeout: Double, bodyBudget: Int = .max, log: @escaping @Sendable (String) -> Void) {
         self.handler = handler
         self.log = log
         self.webSockets = WebSocketHub(timeoutSeconds: webSocketTimeout)
+        self.bodyBudget = bodyBudget
+    }
+
+    /// Takes `bytes` from the shared body budget; false (and nothing taken) when that would pass
+    /// it. Bounds the memory that many concurrent large uploads can pin, whatever their number.
+    func reserveBody(_ bytes: Int) -> Bool {
+        let after = bufferedBodyBytes.add(bytes, ordering: .relaxed).newValue
+        if after > bodyBudget {
+            bufferedBodyBytes.subtract(bytes, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Gives back what ``reserveBody(_:)`` took.
+    func releaseBody(_ bytes: Int) {
+        if bytes > 0 { bufferedBodyBytes.subtract(bytes, ordering: .relaxed) }
     }
 
     /// Counts a request in unless the server is draining (increment first, then check, so

@@ -28,7 +28,8 @@ public final class ViewportServer: Sendable {
                 host: http.host, port: http.port, threads: http.threads,
                 connectionTimeout: Int(ServiceConfiguration.seconds(http.connectionTimeout).rounded(.up)),
                 connectionLimit: http.connectionLimit, connectionMemoryLimit: http.connectionMemoryLimit,
-                drainTimeout: ServiceConfiguration.seconds(http.drainTimeout)),
+                drainTimeout: ServiceConfiguration.seconds(http.drainTimeout),
+                maxBufferedBodyBytes: http.maxBufferedBodyBytes),
             handler: handler,
             log: { [logger] message in logger.info("\(message)") })
     }

@@ -56,6 +56,49 @@ import ViewportTestSupport
         }
     }
 
+    /// Bodies are buffered whole, so the server bounds what all of them hold at once: a body that
+    /// would pass `maxBufferedBodyBytes` gets 503 at once (declared length) or as it grows
+    /// (chunked), and the budget comes back when a body is done or its client goes away.
+    @Test func bodiesPastTheSharedBudgetAnswer503UntilEarlierOnesEnd() throws {
+        try withTestServer(handler: TestHandler(limit: 800), configure: { $0.maxBufferedBodyBytes = 1000 }) { server in
+            // A holds 800 bytes of budget while its body trickles in.
+            let a = try HTTPTestClient.connect(port: server.port)
+            try a.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n".utf8) + [UInt8](repeating: 65, count: 100))
+            Thread.sleep(forTimeInterval: 0.2)
+            // B declares 400: 800 + 400 > 1000.
+            let b = try HTTPTestClient.connect(port: server.port)
+            let refused = try b.send(method: "POST", path: "/echo", body: [UInt8](repeating: 66, count: 400))
+            #expect(refused.status == 503)
+            #expect(refused.header("Retry-After") == "1")
+            #expect(refused.closesConnection)
+            // C, chunked, gets 200 bytes in, then passes the budget mid-body.
+            let c = try HTTPTestClient.connect(port: server.port)
+            let chunks = (0..<4).map { _ in [UInt8](repeating: 67, count: 100) }
+            let grown = try c.send(method: "POST", path: "/echo", headers: [("Transfer-Encoding", "chunked")], body: HTTPTestClient.chunked(chunks))
+            #expect(grown.status == 503)
+            // A finishes: its 800 bytes come back, so 400 fits again, twice in a row.
+            try a.sendRaw([UInt8](repeating: 65, count: 700))
+            let done = try a.readResponse()
+            #expect(done.status == 200 && done.body.count == 800)
+            for _ in 0..<2 {
+                let d = try HTTPTestClient.connect(port: server.port)
+                #expect(try d.send(method: "POST", path: "/echo", body: [UInt8](repeating: 68, count: 400)).status == 200)
+            }
+            // A client that vanishes mid-body gives its share back too.
+            let e = try HTTPTestClient.connect(port: server.port)
+            try e.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n".utf8) + [UInt8](repeating: 69, count: 10))
+            Thread.sleep(forTimeInterval: 0.2)
+            e.close()
+            var admitted = false
+            for _ in 0..<50 where !admitted {
+                Thread.sleep(forTimeInterval: 0.1)
+                let f = try HTTPTestClient.connect(port: server.port)
+                admitted = try f.send(method: "POST", path: "/echo", body: [UInt8](repeating: 70, count: 800)).status == 200
+            }
+            #expect(admitted)
+        }
+    }
+
     @Test func chunkedBodyWithinTheLimitIsCollected() throws {
         try withTestServer(handler: TestHandler(limit: 100)) { server in
             let client = try HTTPTestClient.connect(port: server.port)

@@ -82,6 +82,29 @@ import ViewportTestSupport
         }
     }
 
+    @Test func bodiesPastHttpMaxBufferedBodyBytesAnswer503ProblemsWithRetryAfter() throws {
+        try withService({ $0.http.maxBodyBytes = 1000; $0.http.maxBufferedBodyBytes = 1000 }) { service in
+            let slow = try service.connect()
+            try slow.raw.write(
+                HTTPTestClient.request(method: "POST", path: "/v1/layouts", headers: [("Content-Type", "application/json"), ("Content-Length", "900")])
+                    + Array("{\"items\":[".utf8))
+            Thread.sleep(forTimeInterval: 0.2)
+            let client = try service.connect()
+            let reply = try client.post("/v1/layouts", layoutJSON(listItems(3)))
+            let problem = reply.problem(503)
+            #expect((problem["detail"] as? String)?.contains("http.maxBufferedBodyBytes") == true)
+            #expect(reply.header("Retry-After") == "1")
+            slow.raw.close()
+            // Once the slow body is gone, the same post goes through.
+            var status = 0
+            for _ in 0..<50 where status != 201 {
+                Thread.sleep(forTimeInterval: 0.1)
+                status = try service.connect().post("/v1/layouts", layoutJSON(listItems(3))).status
+            }
+            #expect(status == 201)
+        }
+    }
+
     @Test func aSlowlyTrickledBodyIsStillAnswered() throws {
         try withService { service in
             let client = try service.connect()

@@ -116,7 +116,7 @@ private func loadError(
         let environment = [
             "HTTP_HOST": "::1", "HTTP_PORT": "1", "HTTP_THREADS": "3", "HTTP_MAX_BODY_BYTES": "4",
             "HTTP_CONNECTION_TIMEOUT": "5", "HTTP_CONNECTION_LIMIT": "6", "HTTP_CONNECTION_MEMORY_LIMIT": "7",
-            "HTTP_DRAIN_TIMEOUT": "8", "SESSIONS_MAX": "9", "SESSIONS_IDLE_TIMEOUT": "10", "LAYOUTS_MAX": "11",
+            "HTTP_DRAIN_TIMEOUT": "8", "HTTP_MAX_BUFFERED_BODY_BYTES": "13", "SESSIONS_MAX": "9", "SESSIONS_IDLE_TIMEOUT": "10", "LAYOUTS_MAX": "11",
             "LAYOUTS_MAX_ITEMS": "12", "AUTH_TOKEN": "t", "LOG_LEVEL": "trace",
         ]
         let fromEnvironment = try await load(environment: environment)
@@ -133,6 +133,7 @@ private func loadError(
             #expect(configuration.http.connectionLimit == 6)
             #expect(configuration.http.connectionMemoryLimit == 7)
             #expect(configuration.http.drainTimeout == .seconds(8))
+            #expect(configuration.http.maxBufferedBodyBytes == 13)
             #expect(configuration.sessions.max == 9)
             #expect(configuration.sessions.idleTimeout == .seconds(10))
             #expect(configuration.layouts.max == 11)
@@ -162,6 +163,7 @@ private func loadError(
         (["--log-level", "verbose"], "log.level (LOG_LEVEL / --log-level)"),
         (["--http-port", "abc"], "http.port (HTTP_PORT / --http-port): \"abc\" is not an integer, from --http-port"),
         (["--http-host="], "http.host"),
+        (["--http-max-buffered-body-bytes", "1000"], "http.maxBufferedBodyBytes (HTTP_MAX_BUFFERED_BODY_BYTES / --http-max-buffered-body-bytes): 1000 is less than http.maxBodyBytes"),
     ])
     func rejectsBadValuesNamingTheKey(arguments: [String], expected: String) async {
         let error = await loadError(arguments)

@@ -896,7 +896,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -922,6 +922,14 @@ enum OpenAPIDocument {
                       "detail": "viewportd is shutting down"
                     }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -2020,7 +2028,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -2046,6 +2054,14 @@ enum OpenAPIDocument {
                       "detail": "viewportd is shutting down"
                     }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -3610,7 +3626,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -3636,6 +3652,14 @@ enum OpenAPIDocument {
                       "detail": "viewportd is shutting down"
                     }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -4117,7 +4141,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -4143,6 +4167,14 @@ enum OpenAPIDocument {
                       "detail": "viewportd is shutting down"
                     }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "schema": {
+                  "type": "string"
                 }
               }
             }

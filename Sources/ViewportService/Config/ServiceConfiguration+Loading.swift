@@ -81,6 +81,10 @@ extension ServiceConfiguration {
         http.connectionMemoryLimit = try resolver.int(
             .httpConnectionMemoryLimit, default: http.connectionMemoryLimit, check: positive)
         http.drainTimeout = try resolver.seconds(.httpDrainTimeout, default: http.drainTimeout)
+        let maxBody = http.maxBodyBytes
+        http.maxBufferedBodyBytes = try resolver.int(.httpMaxBufferedBodyBytes, default: http.maxBufferedBodyBytes) { value in
+            value >= maxBody ? nil : "\(value) is less than http.maxBodyBytes (\(maxBody)): a body of the largest allowed size could never be read"
+        }
         configuration.http = http
 
         var sessions = Sessions()
@@ -226,6 +230,7 @@ struct Setting: Sendable {
     static let httpConnectionLimit = Setting("http.connectionLimit", .int)
     static let httpConnectionMemoryLimit = Setting("http.connectionMemoryLimit", .int)
     static let httpDrainTimeout = Setting("http.drainTimeout", .seconds)
+    static let httpMaxBufferedBodyBytes = Setting("http.maxBufferedBodyBytes", .int)
     static let sessionsMax = Setting("sessions.max", .int)
     static let sessionsIdleTimeout = Setting("sessions.idleTimeout", .seconds)
     static let sessionsMaxViews = Setting("sessions.maxViews", .int)
@@ -237,7 +242,7 @@ struct Setting: Sendable {
 
     static let all: [Setting] = [
         httpHost, httpPort, httpThreads, httpMaxBodyBytes, httpConnectionTimeout, httpConnectionLimit,
-        httpConnectionMemoryLimit, httpDrainTimeout, sessionsMax, sessionsIdleTimeout, sessionsMaxViews, layoutsMax,
+        httpConnectionMemoryLimit, httpDrainTimeout, httpMaxBufferedBodyBytes, sessionsMax, sessionsIdleTimeout, sessionsMaxViews, layoutsMax,
         layoutsMaxItems, layoutsMaxTotalItems, authToken, logLevel,
     ]
 }

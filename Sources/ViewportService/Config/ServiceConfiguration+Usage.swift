@@ -17,6 +17,7 @@ extension ServiceConfiguration {
           http.connectionLimit     HTTP_CONNECTION_LIMIT     --http-connection-limit     1024
           http.connectionMemoryLimit HTTP_CONNECTION_MEMORY_LIMIT --http-connection-memory-limit 16384
           http.drainTimeout        HTTP_DRAIN_TIMEOUT        --http-drain-timeout        10 (s)
+          http.maxBufferedBodyBytes HTTP_MAX_BUFFERED_BODY_BYTES --http-max-buffered-body-bytes 1073741824
           sessions.max             SESSIONS_MAX              --sessions-max              10000
           sessions.idleTimeout     SESSIONS_IDLE_TIMEOUT     --sessions-idle-timeout     600 (s)
           sessions.maxViews        SESSIONS_MAX_VIEWS        --sessions-max-views        100000

@@ -25,6 +25,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public var connectionMemoryLimit = 16_384
         /// `http.drainTimeout`: on SIGTERM/SIGINT, how long in-flight requests may take to finish.
         public var drainTimeout: Duration = .seconds(10)
+        /// `http.maxBufferedBodyBytes`: JSON bodies are read whole before they are parsed; this
+        /// bounds the bytes all of them hold at once (a body that would pass it answers 503 with
+        /// `Retry-After`). At least `http.maxBodyBytes`. 1 GiB.
+        public var maxBufferedBodyBytes = 1_073_741_824
 
         public init() {}
     }
@@ -74,6 +78,7 @@ extension ServiceConfiguration: CustomStringConvertible {
         "http.host=\(http.host) http.port=\(http.port) http.threads=\(http.threads)"
             + " http.maxBodyBytes=\(http.maxBodyBytes) http.connectionTimeout=\(Self.seconds(http.connectionTimeout))"
             + " http.connectionLimit=\(http.connectionLimit) http.connectionMemoryLimit=\(http.connectionMemoryLimit)"
+            + " http.maxBufferedBodyBytes=\(http.maxBufferedBodyBytes)"
             + " http.drainTimeout=\(Self.seconds(http.drainTimeout)) sessions.max=\(sessions.max)"
             + " sessions.idleTimeout=\(Self.seconds(sessions.idleTimeout)) layouts.max=\(layouts.max)"
             + " layouts.maxItems=\(layouts.maxItems) auth.token=\(authToken == nil ? "none" : "<redacted>")"

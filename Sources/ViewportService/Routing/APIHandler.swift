@@ -51,6 +51,16 @@ final class APIHandler: HTTPHandler {
         return response
     }
 
+    func busy(_ head: HTTPRequestHead) -> HTTPResponse {
+        metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 503, nanoseconds: 0)
+        var response = Problem(
+            status: 503,
+            detail: "too many request bodies are being received at once (http.maxBufferedBodyBytes); retry shortly"
+        ).response
+        response.headers.append(("Retry-After", "1"))
+        return response
+    }
+
     func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {
         metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 503, nanoseconds: 0)
         return Problem(status: 503, detail: "viewportd is shutting down").response
