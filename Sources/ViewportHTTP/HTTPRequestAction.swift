@@ -20,7 +20,8 @@ public enum HTTPRequestAction {
     /// `finish(truncated: true)`; that response is sent at once with `Connection: close`
     /// (a streamed one is drained and sent with `Content-Length`), the rest of the body is
     /// dropped. If the client disconnects first, the sink still gets `finish(truncated: true)`
-    /// (its response is dropped).
+    /// (its response is dropped). An ``HTTPLiveBodySink`` may have its answer start before the
+    /// body ends (see there); a truncation then ends that answer instead.
     case stream(maxBytes: Int, sink: any HTTPBodySink)
     /// Accept a WebSocket handshake: answer `101 Switching Protocols` (with `Upgrade`,
     /// `Sec-WebSocket-Accept` and the chosen `Sec-WebSocket-Protocol`) on the final access-handler

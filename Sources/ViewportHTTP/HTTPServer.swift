@@ -14,10 +14,11 @@ import Darwin
 /// MHD's worker threads (`configuration.threads` of them, each owning its connections); all
 /// calls for one request happen on the same thread, in order: `begin`, then body chunks
 /// (`consume` / buffering), then `onBody` or `finish`, then the response (stream) is sent.
-/// A request's response is sent only after its whole body was read (MHD does not do
-/// full-duplex), except for the early 413 / truncation answers described on
-/// ``HTTPRequestAction``. For full duplex there is WebSocket (``HTTPRequestAction/webSocket(_:)``):
-/// each upgraded connection runs on a thread of its own, outside MHD's workers.
+/// MHD sends a request's response only after its whole body was read; the layer answers earlier
+/// itself, on the socket, for the 413 / truncation answers described on ``HTTPRequestAction``
+/// and for the live answers of an ``HTTPLiveBodySink``. For full duplex there is WebSocket
+/// (``HTTPRequestAction/webSocket(_:)``): each upgraded connection runs on a thread of its own,
+/// outside MHD's workers.
 public final class HTTPServer: Sendable {
     /// The running daemon and what must outlive it.
     private struct Running: @unchecked Sendable {
@@ -88,6 +89,7 @@ public final class HTTPServer: Sendable {
             let logger = UnsafeMutablePointer<viewport_logger>.allocate(capacity: 1)
             logger.initialize(to: viewport_logger(fn: mhdLog, ctx: coreRef))
             var flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue
                 | MHD_ALLOW_UPGRADE.rawValue
             if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             let daemon: OpaquePointer? = address.storage.withUnsafeBytes { raw in
@@ -163,6 +165,11 @@ public final class HTTPServer: Sendable {
         core.webSockets.beginShutdown()
         core.webSockets.refuseNew()
         core.webSockets.waitUntilEmpty(log: core.log)
+        // Live answers still being written after the drain give up; each resumes its connection
+        // (MHD must not stop with one suspended).
+        core.liveDrains.beginShutdown()
+        core.liveDrains.refuseNew()
+        core.liveDrains.waitUntilEmpty(log: core.log)
         let listenSocket = MHD_quiesce_daemon(running.daemon)
         MHD_stop_daemon(running.daemon)
         if listenSocket >= 0 { close(listenSocket) }

@@ -18,6 +18,9 @@ final class RequestContext {
         case answeredMidBody
         /// Answer 101 and hand the connection to a WebSocket thread on the final call.
         case webSocket(WebSocketAcceptance)
+        /// A live answer's drain thread holds the connection suspended; when it resumes it,
+        /// close (the answer is complete, or the client is gone).
+        case closeOnResume
     }
 
     let path: String
@@ -30,6 +33,10 @@ final class RequestContext {
     var received = 0
     /// Bytes of the server's shared body budget this request holds (`.collect` only).
     var reservedBody = 0
+    /// When the head was complete (monotonic seconds), for starting a live answer.
+    var startedAt = 0.0
+    /// The answer being written straight to the socket while the body arrives, if any.
+    var live: LiveAnswer?
     /// The accepted WebSocket between queueing the 101 and MHD's upgrade callback (which takes
     /// it). Still set when the request completes means the upgrade never happened: the
     /// completion callback then tells its handler `closed()`.

@@ -72,6 +72,7 @@ struct RequestDriver {
                 return answerBeforeBody(core.handler.payloadTooLarge(head, limit: maxBytes))
             }
             context.phase = .stream(maxBytes: maxBytes, sink: sink)
+            if sink is any HTTPLiveBodySink { context.startedAt = SocketWriter.monotonicSeconds() }
         case .webSocket(let acceptance):
             guard !head.hasBody else {
                 acceptance.handler.closed()
@@ -112,12 +113,14 @@ struct RequestDriver {
                     sink.consume(UnsafeRawBufferPointer(rebasing: chunk[..<allowed]))
                 }
                 context.phase = .done
-                return answerMidBody(sink.finish(truncated: true))
+                let last = sink.finish(truncated: true)
+                return context.live == nil ? answerMidBody(last) : endLiveMidBody(last)
             }
             sink.consume(chunk)
+            if let live = sink as? any HTTPLiveBodySink { return advanceLive(live) }
         case .answeredMidBody:
             if context.received > Self.discardLimit { return .NO }
-        case .awaitingHead, .done, .webSocket:
+        case .awaitingHead, .done, .webSocket, .closeOnResume:
             break
         }
         return .YES
@@ -137,10 +140,11 @@ struct RequestDriver {
             releaseBody()
             return queue(response)
         case .stream(_, let sink):
-            return queue(sink.finish(truncated: false))
+            let response = sink.finish(truncated: false)
+            return context.live == nil ? queue(response) : finishLive(response)
         case .webSocket(let acceptance):
             return queueUpgrade(acceptance)
-        case .answeredMidBody, .awaitingHead, .done:
+        case .answeredMidBody, .awaitingHead, .done, .closeOnResume:
             // Nothing to queue: close rather than leave the client waiting for a response.
             return .NO
         }
@@ -210,7 +214,7 @@ struct RequestDriver {
             body = []
             while let chunk = stream.nextChunk() { body += chunk }
         }
-        let reason = MHD_get_reason_phrase_for(UInt32(clamping: response.status)).map { String(cString: $0) } ?? ""
+        let reason = reasonPhrase(response.status)
         var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
         for field in response.headers
         where !asciiCaseInsensitiveEquals(field.name, "Content-Length")

@@ -13,7 +13,9 @@ final class ServerCore: Sendable {
     /// Latest MHD log line, used to explain a failed start.
     let lastMessage = Mutex<String>("")
     /// Open WebSocket connections (each on its own thread).
-    let webSockets: WebSocketHub
+    let webSockets: ConnectionThreads
+    /// Threads writing the rest of a live answer while MHD holds its connection suspended.
+    let liveDrains: ConnectionThreads
     /// Most body bytes that `.collect` requests may hold at once, all connections together.
     let bodyBudget: Int
     /// Body bytes reserved by `.collect` requests now (see ``reserveBody(_:)``).
@@ -22,7 +24,8 @@ final class ServerCore: Sendable {
     init(handler: any HTTPHandler, webSocketTimeout: Double, bodyBudget: Int = .max, log: @escaping @Sendable (String) -> Void) {
         self.handler = handler
         self.log = log
-        self.webSockets = WebSocketHub(timeoutSeconds: webSocketTimeout)
+        self.webSockets = ConnectionThreads(timeoutSeconds: webSocketTimeout)
+        self.liveDrains = ConnectionThreads(timeoutSeconds: webSocketTimeout)
         self.bodyBudget = bodyBudget
     }
 
@@ -55,6 +58,10 @@ final class ServerCore: Sendable {
 
     func record(message: String) {
         lastMessage.withLock { $0 = message }
+        // The layer returns MHD_NO from the access handler only to close a connection on purpose
+        // (after answering on the socket itself: mid-body, or a live answer); MHD calls that an
+        // internal error. Not worth a log line per request.
+        guard !message.hasPrefix("Application reported internal error") else { return }
         log("libmicrohttpd: \(message)")
     }
 }

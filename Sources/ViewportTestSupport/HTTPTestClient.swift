@@ -14,10 +14,15 @@ public final class HTTPTestClient {
     private var buffer: [UInt8] = []
     /// Seconds any single response (or write) may take.
     public let timeout: Double
+    /// Where it is connected.
+    public let host: String
+    public let port: Int
 
-    private init(fd: Int32, timeout: Double) {
+    private init(fd: Int32, timeout: Double, host: String, port: Int) {
         self.fd = fd
         self.timeout = timeout
+        self.host = host
+        self.port = port
     }
 
     deinit { close() }
@@ -65,7 +70,7 @@ public final class HTTPTestClient {
             _ = systemClose(fd)
             throw .connectFailed(text)
         }
-        return HTTPTestClient(fd: fd, timeout: timeout)
+        return HTTPTestClient(fd: fd, timeout: timeout, host: host, port: port)
     }
 
     /// True when a TCP connection to `host:port` is refused (the server is not listening).
@@ -112,12 +117,12 @@ public final class HTTPTestClient {
 
     /// `chunks` in chunked transfer encoding, with the final zero-size chunk.
     public static func chunked(_ chunks: [[UInt8]]) -> [UInt8] {
-        var out: [UInt8] = []
-        for chunk in chunks where !chunk.isEmpty {
-            out += Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10]
-        }
-        out += Array("0\r\n\r\n".utf8)
-        return out
+        chunks.flatMap(chunk) + Array("0\r\n\r\n".utf8)
+    }
+
+    /// One chunk of a chunked body (nothing for no bytes: an empty chunk ends the body).
+    public static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.isEmpty ? [] : Array(String(bytes.count, radix: 16).utf8) + [13, 10] + bytes + [13, 10]
     }
 
     /// Writes raw bytes (garbage, partial requests, trickled bodies).
@@ -195,6 +200,15 @@ public final class HTTPTestClient {
         try fill(count: count, deadline: Self.now() + (timeout ?? self.timeout))
         let bytes = Array(buffer[..<count])
         buffer.removeFirst(count)
+        return bytes
+    }
+
+    /// The bytes up to and including the first `marker` (buffered ones first), waiting at most
+    /// `timeout` seconds (the client's timeout by default): for reading an answer piece by piece.
+    public func read(through marker: [UInt8], timeout: Double? = nil) throws(HTTPTestClientError) -> [UInt8] {
+        let end = try readUntil(marker, deadline: Self.now() + (timeout ?? self.timeout)) + marker.count
+        let bytes = Array(buffer[..<end])
+        buffer.removeFirst(end)
         return bytes
     }
 

@@ -28,6 +28,9 @@ final class TestHandler: HTTPHandler {
             return .collect(maxBytes: limit) { body in
                 HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: .bytes(body))
             }
+        case ("POST", "/live"):
+            // `?N`: each line of the body answers `N` copies of itself (default 1).
+            return .stream(maxBytes: limit, sink: LineEchoSink(copies: Int(head.query ?? "") ?? 1))
         case ("POST", "/sink"):
             let sink = RecordingSink { bytes in self.sinkResults.withLock { $0.append(bytes) } }
             return .stream(maxBytes: limit, sink: sink)
@@ -79,6 +82,44 @@ final class RecordingSink: HTTPBodySink {
         return HTTPResponse(
             status: 200, headers: [("X-Truncated", truncated ? "yes" : "no"), ("X-Received", "\(bytes.count)")],
             body: .bytes(bytes))
+    }
+}
+
+/// A live sink: answers each complete line of the body with `copies` copies of it as it arrives;
+/// a truncated body ends with the line `truncated`.
+final class LineEchoSink: HTTPLiveBodySink {
+    private let copies: Int
+    private var partial: [UInt8] = []
+    private var ready: [UInt8] = []
+
+    init(copies: Int) {
+        self.copies = copies
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) {
+        for byte in chunk {
+            partial.append(byte)
+            if byte == UInt8(ascii: "\n") {
+                for _ in 0..<copies { ready += partial }
+                partial.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    func finish(truncated: Bool) -> HTTPResponse {
+        if truncated { ready += Array("truncated\n".utf8) }
+        let rest = ready
+        ready = []
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .bytes(rest))
+    }
+
+    var liveStatus: Int { 200 }
+    var liveHeaders: [(name: String, value: String)] { [("Content-Type", "text/plain")] }
+    var readyBytes: Int { ready.count }
+
+    func takeReady() -> [UInt8] {
+        defer { ready = [] }
+        return ready
     }
 }
 

@@ -53,6 +53,56 @@ import ViewportTestSupport
         }
     }
 
+    /// A client that reads while it uploads gets its plans while the upload goes on (the layer
+    /// answers before the body ends), and they are the plans one request per update would give.
+    @Test func plansArriveWhileTheUploadIsStillGoing() throws {
+        try withService { service in
+            let client = try service.connect()
+            let a = try client.openSession(Self.open).id
+            let b = try client.openSession(Self.open).id
+            let updates = Self.updates(400)
+            let first = Array((updates[..<300].joined(separator: "\n") + "\n").utf8)
+            let second = Array((updates[300...].joined(separator: "\n") + "\n").utf8)
+            try client.raw.write(
+                HTTPTestClient.request(
+                    method: "POST", path: "/v1/sessions/\(a)/viewport",
+                    headers: [("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")])
+                    + HTTPTestClient.chunk(first))
+            Thread.sleep(forTimeInterval: 0.1)
+            try client.raw.write(HTTPTestClient.chunk(Array("\n".utf8)))
+            let head = String(decoding: try client.raw.read(through: Array("\r\n\r\n".utf8)), as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(head.contains("Content-Type: application/x-ndjson\r\n"))
+            // The first plan line is here before the second half of the upload is sent.
+            let early = try client.raw.read(through: Array("}\n".utf8))
+            #expect(String(decoding: early, as: UTF8.self).contains(#""seq":1"#))
+            try client.raw.write(HTTPTestClient.chunk(second) + Array("0\r\n\r\n".utf8))
+            let rest = try client.raw.read(through: Array("\r\n0\r\n\r\n".utf8))
+            let text = String(decoding: try Self.dechunk(early + rest), as: UTF8.self)
+            let lines = text.split(separator: "\n").map(String.init)
+            #expect(lines.count == updates.count)
+            let fresh = try service.connect()
+            for (i, update) in updates.enumerated() where i < lines.count {
+                let single = try fresh.update(b, update)
+                let line = try JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? NSDictionary
+                #expect(line?.isEqual(to: single.json) == true, "line \(i + 1)")
+            }
+        }
+    }
+
+    /// The data of a chunked body (from its first size line to its last chunk).
+    static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
+        var data: [UInt8] = []
+        var i = 0
+        while true {
+            let lineEnd = try #require((i..<(bytes.count - 1)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 })
+            let size = try #require(Int(String(decoding: bytes[i..<lineEnd], as: UTF8.self), radix: 16))
+            if size == 0 { return data }
+            data += bytes[(lineEnd + 2)..<(lineEnd + 2 + size)]
+            i = lineEnd + 2 + size + 2
+        }
+    }
+
     @Test func aStreamSentInSmallChunksSplittingLinesGivesTheSamePlans() throws {
         try withService { service in
             let client = try service.connect()

@@ -89,10 +89,13 @@ struct Reply {
     var detail: String { json["detail"] as? String ?? "" }
 }
 
-/// One connection (keep-alive) that adds the bearer token when the service has one.
+/// One connection (keep-alive) that adds the bearer token when the service has one. Like any
+/// HTTP client it opens a new connection after an answer that closed its own (`Connection: close`,
+/// as a live NDJSON answer does).
 final class Client {
-    let raw: HTTPTestClient
+    private(set) var raw: HTTPTestClient
     let token: String?
+    private var closedByServer = false
 
     init(_ raw: HTTPTestClient, token: String?) {
         self.raw = raw
@@ -108,7 +111,13 @@ final class Client {
         var all = headers
         if auth, let token { all.append(("Authorization", "Bearer \(token)")) }
         if body != nil, let contentType { all.append(("Content-Type", contentType)) }
+        if closedByServer {
+            raw.close()
+            raw = try HTTPTestClient.connect(host: raw.host, port: raw.port, timeout: raw.timeout)
+            closedByServer = false
+        }
         let r = try raw.send(method: method, path: path, headers: all, body: body)
+        closedByServer = r.closesConnection
         return Reply(status: r.status, headers: r.headers, body: r.body)
     }
 

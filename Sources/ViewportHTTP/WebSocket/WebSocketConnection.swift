@@ -14,7 +14,7 @@ import Darwin
 /// Thread confinement: created in MHD's upgrade callback, then touched only by the thread that
 /// ``launch`` starts (hence `@unchecked Sendable`). The thread ends by handing the socket back
 /// to MHD with `MHD_UPGRADE_ACTION_CLOSE` — exactly once, and MHD closes the socket (never
-/// `close()` it here) — and then leaving the ``WebSocketHub``.
+/// `close()` it here) — and then leaving the ``ConnectionThreads``.
 final class WebSocketConnection: @unchecked Sendable {
     /// Stack of a connection thread: the work per message (decode, plan, encode) is shallow.
     static let stackSize = 512 * 1024
@@ -27,9 +27,9 @@ final class WebSocketConnection: @unchecked Sendable {
     private let upgradeHandle: OpaquePointer
     private let handler: any WebSocketMessageHandler
     private var parser: WebSocketFrameParser
-    private let hub: WebSocketHub
+    private let hub: ConnectionThreads
 
-    private init(socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8], hub: WebSocketHub) {
+    private init(socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8], hub: ConnectionThreads) {
         self.socket = socket
         self.upgradeHandle = upgradeHandle
         self.handler = acceptance.handler
@@ -44,7 +44,7 @@ final class WebSocketConnection: @unchecked Sendable {
     /// socket goes straight back to MHD.
     static func launch(
         socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8],
-        hub: WebSocketHub, log: (String) -> Void
+        hub: ConnectionThreads, log: (String) -> Void
     ) {
         guard hub.enter() else {
             acceptance.handler.closed()
@@ -53,18 +53,10 @@ final class WebSocketConnection: @unchecked Sendable {
         }
         let connection = WebSocketConnection(
             socket: socket, upgradeHandle: upgradeHandle, acceptance: acceptance, initialBytes: initialBytes, hub: hub)
-        let box = Unmanaged.passRetained(connection).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setstacksize(&attributes, stackSize)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, webSocketThreadMain, box)
-        pthread_attr_destroy(&attributes)
-        if result != 0 {
-            log("cannot start a WebSocket thread (error \(result)); closing the connection")
-            Unmanaged<WebSocketConnection>.fromOpaque(box).release()
+        guard DetachedThread.start(stackSize: stackSize, { connection.run() }) else {
+            log("cannot start a WebSocket thread; closing the connection")
             connection.finish()
+            return
         }
     }
 
@@ -213,13 +205,4 @@ final class WebSocketConnection: @unchecked Sendable {
     }
 
     private static func now() -> Double { SocketWriter.monotonicSeconds() }
-}
-
-/// The entry point of a WebSocket connection thread (a C function pointer: file-level, no
-/// captures, nonisolated). Takes back the retained ``WebSocketConnection``.
-private func webSocketThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
-    guard let argument else { return nil }
-    let connection = Unmanaged<WebSocketConnection>.fromOpaque(argument).takeRetainedValue()
-    connection.run()
-    return nil
 }

@@ -2508,7 +2508,7 @@ enum OpenAPIDocument {
           "sessions"
         ],
         "summary": "Apply viewport updates",
-        "description": "Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).",
+        "description": "Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).",
         "requestBody": {
           "required": true,
           "content": {

@@ -5,13 +5,17 @@ import ViewportHTTP
 /// line per update. A bad line writes a problem object carrying `"line": n` and stops the stream;
 /// the updates before it stay applied.
 ///
-/// libmicrohttpd sends a response only once the whole request is read, so the plan lines are held
-/// until then, in 64 KiB chunks that are released one by one as the chunked answer goes out. The
+/// Plans go out while the upload continues (an ``HTTPLiveBodySink``): libmicrohttpd sends a
+/// response only once the whole request is read, so once 64 KiB of plan lines are ready, or the
+/// upload has lasted 50 ms, the HTTP layer writes the chunked answer itself and takes the lines as
+/// the socket accepts them. A client that reads while it uploads (curl does) sees its plans as
+/// they are made; one that reads only afterwards finds them held here until the socket takes
+/// them, in 64 KiB chunks. Small streams are answered after the upload like any request. The
 /// held plans are bounded too, by twice `http.maxBodyBytes` (a plan line is typically 1.5× its
 /// update line, but a 20-byte jump can answer a plan of thousands of views): once they pass that,
 /// the next update line is refused with a 413 problem on its line and the stream stops.
 /// The held bytes are then at most the limit plus one plan (itself bounded by `sessions.maxViews`).
-final class UpdateStreamSink: HTTPBodySink {
+final class UpdateStreamSink: HTTPLiveBodySink {
     private let session: SessionHandle
     private let handler: APIHandler
     private let onFinish: (Int) -> Void
@@ -53,6 +57,25 @@ final class UpdateStreamSink: HTTPBodySink {
         if start < chunk.count { partial.append(contentsOf: chunk[start...]) }
     }
 
+    // MARK: HTTPLiveBodySink
+
+    var liveStatus: Int { 200 }
+    var liveHeaders: [(name: String, value: String)] { Self.headers }
+    var readyBytes: Int { heldBytes }
+
+    func takeReady() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(heldBytes)
+        for chunk in chunks { bytes += chunk }
+        output.withBytes { bytes.append(contentsOf: $0) }
+        chunks = []
+        heldInChunks = 0
+        output.removeAll()
+        return bytes
+    }
+
+    private static let headers: [(name: String, value: String)] = [("Content-Type", "application/x-ndjson")]
+
     func finish(truncated: Bool) -> HTTPResponse {
         if !stopped {
             if truncated {
@@ -68,7 +91,7 @@ final class UpdateStreamSink: HTTPBodySink {
         }
         onFinish(200)
         if !output.isEmpty { chunks.append(output.bytes) }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .stream(PlanLineStream(chunks)))
+        return HTTPResponse(status: 200, headers: Self.headers, body: .stream(PlanLineStream(chunks)))
     }
 
     private func process(_ line: UnsafeRawBufferPointer) {

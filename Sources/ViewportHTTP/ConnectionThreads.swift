@@ -6,14 +6,15 @@ import Glibc
 import Darwin
 #endif
 
-/// The server's open WebSocket connections, as a count and a shutdown signal.
+/// Threads that own a connection outside MHD's event loop, as a count and a shutdown signal: the
+/// server's open WebSockets (one set) and the threads finishing live answers (another).
 ///
-/// Each connection runs on its own thread (see ``WebSocketConnection``) and holds MHD's upgrade
-/// handle, which dies with the daemon: ``HTTPServer`` must not stop the daemon while a connection
-/// thread lives. So stopping is: ``beginShutdown()`` (every thread wakes at once, sends close 1001,
-/// ends), ``refuseNew()`` (an upgrade that completes later is closed on the spot instead of
-/// starting a thread), then ``waitUntilEmpty(log:)``, then the daemon stops.
-final class WebSocketHub: Sendable {
+/// Each thread holds an MHD handle that dies with the daemon (an upgrade handle, or a suspended
+/// connection it must resume): ``HTTPServer`` must not stop the daemon while one lives. So
+/// stopping is: ``beginShutdown()`` (every thread wakes at once and ends promptly: WebSockets send
+/// close 1001), ``refuseNew()`` (work that arrives later is closed on the spot instead of starting
+/// a thread), then ``waitUntilEmpty(log:)``, then the daemon stops.
+final class ConnectionThreads: Sendable {
     private struct State {
         var live = 0
         var accepting = true
@@ -87,7 +88,7 @@ final class WebSocketHub: Sendable {
         var warned = false
         while live > 0 {
             if !warned && ContinuousClock.now - started > .seconds(5) {
-                log("waiting for \(live) WebSocket connection(s) to close")
+                log("waiting for \(live) connection thread(s) to end")
                 warned = true
             }
             usleep(1_000)
