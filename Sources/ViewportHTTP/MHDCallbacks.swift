@@ -82,7 +82,7 @@ func mhdAccessHandler(
     }
     let driver = RequestDriver(core: core, connection: connection, context: context)
     if context.head == nil {
-        return driver.begin(method: method)
+        return driver.begin(method: method, version: version)
     }
     let size = uploadDataSize.pointee
     if size > 0 {

@@ -33,6 +33,8 @@ final class RequestContext {
     var received = 0
     /// Bytes of the server's shared body budget this request holds (`.collect` only).
     var reservedBody = 0
+    /// Whether the answer may start before the body ends (an HTTP/1.1 request to a live sink).
+    var allowsLive = false
     /// When the head was complete (monotonic seconds), for starting a live answer.
     var startedAt = 0.0
     /// The answer being written straight to the socket while the body arrives, if any.

@@ -27,7 +27,7 @@ struct RequestDriver {
     let context: RequestContext
 
     /// First call: the head is complete.
-    func begin(method: UnsafePointer<CChar>?) -> MHD_Result {
+    func begin(method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> MHD_Result {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(8)
         withUnsafeMutablePointer(to: &headers) { pointer in
@@ -72,7 +72,11 @@ struct RequestDriver {
                 return answerBeforeBody(core.handler.payloadTooLarge(head, limit: maxBytes))
             }
             context.phase = .stream(maxBytes: maxBytes, sink: sink)
-            if sink is any HTTPLiveBodySink { context.startedAt = SocketWriter.monotonicSeconds() }
+            // A live answer is chunked: HTTP/1.1 only (an HTTP/1.0 client gets its answer after the body).
+            if sink is any HTTPLiveBodySink, let version, strcmp(version, "HTTP/1.1") == 0 {
+                context.allowsLive = true
+                context.startedAt = SocketWriter.monotonicSeconds()
+            }
         case .webSocket(let acceptance):
             guard !head.hasBody else {
                 acceptance.handler.closed()
@@ -117,7 +121,7 @@ struct RequestDriver {
                 return context.live == nil ? answerMidBody(last) : endLiveMidBody(last)
             }
             sink.consume(chunk)
-            if let live = sink as? any HTTPLiveBodySink { return advanceLive(live) }
+            if context.allowsLive, let live = sink as? any HTTPLiveBodySink { return advanceLive(live) }
         case .answeredMidBody:
             if context.received > Self.discardLimit { return .NO }
         case .awaitingHead, .done, .webSocket, .closeOnResume:
