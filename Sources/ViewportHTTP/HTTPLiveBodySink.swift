@@ -5,7 +5,7 @@
 /// the layer writes the answer itself once it has something to say and the upload is still going:
 /// the head (`liveStatus`, `liveHeaders`, `Transfer-Encoding: chunked`, `Connection: close`)
 /// straight to the socket, then each `takeReady()` as one chunk, never blocking the worker (what the
-/// socket does not take waits, and the sink keeps producing). A client that reads while it sends
+/// socket does not take waits, at most one piece in the layer and the rest in the sink). A client that reads while it sends
 /// gets the answer as it is made; one that reads only after sending gets it all at the end. After
 /// the body, the sink's `finish` answer supplies the rest of the body (its status and headers are
 /// not used) and the connection closes.
@@ -20,6 +20,8 @@ public protocol HTTPLiveBodySink: HTTPBodySink {
     var liveHeaders: [(name: String, value: String)] { get }
     /// Bytes of answer produced and not taken yet.
     var readyBytes: Int { get }
-    /// Takes the answer bytes produced so far.
+    /// Takes the oldest of the answer bytes produced so far: all of them, or a bounded piece (the
+    /// layer takes again while the socket keeps up, so what the client has not read stays in the
+    /// sink and counts against the sink's own bound).
     func takeReady() -> [UInt8]
 }

@@ -22,11 +22,14 @@ extension RequestDriver {
             context.live = LiveAnswer(
                 socket: socket, status: sink.liveStatus, reason: Self.reasonPhrase(sink.liveStatus), headers: sink.liveHeaders)
             context.live?.append(chunk: sink.takeReady())
-        } else if context.live?.isFlushed == true && sink.readyBytes > 0 {
-            // More is taken only once the socket has taken the last: the rest waits in the sink.
+        }
+        // A piece at a time, and the next only once the socket has taken the last: what the
+        // client does not read waits in the sink, where its bound is kept.
+        while true {
+            guard context.live?.flush() == true else { return .NO }
+            guard context.live?.isFlushed == true, sink.readyBytes > 0 else { return .YES }
             context.live?.append(chunk: sink.takeReady())
         }
-        return context.live?.flush() == false ? .NO : .YES
     }
 
     /// The body grew past its limit during a live answer: the sink's last lines (its 413

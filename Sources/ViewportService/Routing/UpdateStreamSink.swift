@@ -23,8 +23,9 @@ final class UpdateStreamSink: HTTPLiveBodySink {
     private var partial: [UInt8] = []
     private static let chunkSize = 64 * 1024
     private var output = JSONWriter(capacity: UpdateStreamSink.chunkSize + 1024)
-    /// Full chunks of plan lines, in order.
+    /// Full chunks of plan lines, in order; those before `firstChunk` were taken (and emptied).
     private var chunks: [[UInt8]] = []
+    private var firstChunk = 0
     private var lineNumber = 0
     private var stopped = false
     /// Bytes of plan lines held in `chunks` and `output`.
@@ -63,15 +64,22 @@ final class UpdateStreamSink: HTTPLiveBodySink {
     var liveHeaders: [(name: String, value: String)] { Self.headers }
     var readyBytes: Int { heldBytes }
 
+    /// The oldest 64 KiB chunk, or the lines since the last one: the layer holds at most one
+    /// piece it could not send yet, and the rest stays here under `maxHeldBytes`.
     func takeReady() -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(heldBytes)
-        for chunk in chunks { bytes += chunk }
-        output.withBytes { bytes.append(contentsOf: $0) }
-        chunks = []
-        heldInChunks = 0
-        output.removeAll()
-        return bytes
+        if firstChunk < chunks.count {
+            let chunk = chunks[firstChunk]
+            chunks[firstChunk] = []
+            firstChunk += 1
+            if firstChunk == chunks.count {
+                chunks.removeAll(keepingCapacity: true)
+                firstChunk = 0
+            }
+            heldInChunks -= chunk.count
+            return chunk
+        }
+        defer { output.removeAll() }
+        return output.bytes
     }
 
     private static let headers: [(name: String, value: String)] = [("Content-Type", "application/x-ndjson")]
@@ -91,7 +99,7 @@ final class UpdateStreamSink: HTTPLiveBodySink {
         }
         onFinish(200)
         if !output.isEmpty { chunks.append(output.bytes) }
-        return HTTPResponse(status: 200, headers: Self.headers, body: .stream(PlanLineStream(chunks)))
+        return HTTPResponse(status: 200, headers: Self.headers, body: .stream(PlanLineStream(Array(chunks[firstChunk...]))))
     }
 
     private func process(_ line: UnsafeRawBufferPointer) {
