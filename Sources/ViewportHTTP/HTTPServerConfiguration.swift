@@ -15,8 +15,9 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     public var connectionMemoryLimit: Int
     /// Seconds ``HTTPServer/stop()`` waits for in-flight requests before closing everything.
     public var drainTimeout: Double
-    /// Most body bytes that `.collect` requests may hold at once, all connections together: a
-    /// request that would pass it is answered ``HTTPHandler/busy(_:)`` (503) at once.
+    /// Most body bytes that `.collect` requests, and WebSocket messages still arriving, may hold
+    /// at once, all connections together: a request that would pass it is answered
+    /// ``HTTPHandler/busy(_:)`` (503) at once; a WebSocket closes with 1013.
     public var maxBufferedBodyBytes: Int
 
     /// Creates a configuration; every parameter has a production-ready default.

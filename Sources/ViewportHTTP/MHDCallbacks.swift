@@ -162,6 +162,5 @@ func mhdUpgraded(
         initialBytes = Array(UnsafeRawBufferPointer(start: extraIn, count: extraInSize))
     }
     WebSocketConnection.launch(
-        socket: socket, upgradeHandle: upgradeHandle, acceptance: acceptance, initialBytes: initialBytes,
-        hub: core.webSockets, log: core.log)
+        socket: socket, upgradeHandle: upgradeHandle, acceptance: acceptance, initialBytes: initialBytes, core: core)
 }

@@ -16,7 +16,8 @@ final class ServerCore: Sendable {
     let webSockets: ConnectionThreads
     /// Threads writing the rest of a live answer while MHD holds its connection suspended.
     let liveDrains: ConnectionThreads
-    /// Most body bytes that `.collect` requests may hold at once, all connections together.
+    /// Most bytes that `.collect` bodies and WebSocket receive buffers may hold at once, all
+    /// connections together.
     let bodyBudget: Int
     /// Body bytes reserved by `.collect` requests now (see ``reserveBody(_:)``).
     let bufferedBodyBytes = Atomic<Int>(0)

@@ -280,4 +280,30 @@ import ViewportTestSupport
             #expect(server.openWebSockets == 0)
         }
     }
+
+    /// Unparsed frames and half-assembled messages count against the server's shared budget for
+    /// bytes being received, like bodies being read: past it a socket closes with 1013.
+    @Test func halfSentMessagesShareTheServersReceiveBudget() throws {
+        try withTestServer(handler: TestHandler(limit: 1024), configure: { $0.maxBufferedBodyBytes = 2000 }) { server in
+            let part = [UInt8](repeating: UInt8(ascii: "a"), count: 900)
+            let a = try Client.connect(port: server.port, path: "/ws")
+            let b = try Client.connect(port: server.port, path: "/ws")
+            try a.send(raw: Client.frame(opcode: Client.text, payload: part, fin: false))
+            try b.send(raw: Client.frame(opcode: Client.text, payload: part, fin: false))
+            Thread.sleep(forTimeInterval: 0.2)
+            // 900 + 900 are held; 900 more would pass 2000.
+            let c = try Client.connect(port: server.port, path: "/ws")
+            try c.send(raw: Client.frame(opcode: Client.text, payload: part, fin: false))
+            let refused = try c.readFrame()
+            #expect(refused.opcode == Client.close)
+            #expect(refused.closeCode == WebSocketCloseCode.tryAgainLater)
+            // A's message completes: its share comes back, and another socket fits again.
+            try a.send(raw: Client.frame(opcode: 0, payload: Array("!".utf8), fin: true))
+            #expect(try a.readMessage().payload.count == 901)
+            let d = try Client.connect(port: server.port, path: "/ws")
+            try d.send(raw: Client.frame(opcode: Client.text, payload: part, fin: false))
+            try d.send(raw: Client.frame(opcode: 0, payload: Array("?".utf8), fin: true))
+            #expect(try d.readMessage().payload.count == 901)
+        }
+    }
 }

@@ -11,6 +11,8 @@ public enum WebSocketCloseCode {
     public static let invalidPayload: UInt16 = 1007
     /// A message is larger than the server accepts.
     public static let messageTooBig: UInt16 = 1009
+    /// The server is busy (its shared budget for bytes being received is spent): retry later.
+    public static let tryAgainLater: UInt16 = 1013
 
     /// Whether a peer may put `code` in a close frame (§7.4.1–7.4.2): 1000–1003, 1007–1014 and
     /// the private/registered range 3000–4999. 1004–1006 and 1015 are reserved for local use

@@ -28,12 +28,21 @@ final class WebSocketConnection: @unchecked Sendable {
     private let handler: any WebSocketMessageHandler
     private var parser: WebSocketFrameParser
     private let hub: ConnectionThreads
+    /// Holds the server's shared budget for bytes being received (``ServerCore/reserveBody(_:)``):
+    /// a socket's unparsed frames and half-assembled message count like a body being read.
+    private let budget: ServerCore
+    /// The part of that budget this connection holds now.
+    private var reserved = 0
 
-    private init(socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8], hub: ConnectionThreads) {
+    private init(
+        socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8],
+        hub: ConnectionThreads, budget: ServerCore
+    ) {
         self.socket = socket
         self.upgradeHandle = upgradeHandle
         self.handler = acceptance.handler
         self.hub = hub
+        self.budget = budget
         parser = WebSocketFrameParser(maxMessageBytes: acceptance.maxMessageBytes)
         // Frames the client sent right behind its handshake, already read by MHD.
         parser.append(initialBytes)
@@ -43,18 +52,19 @@ final class WebSocketConnection: @unchecked Sendable {
     /// it must not block). When the hub refuses (server stopping) or no thread can be made, the
     /// socket goes straight back to MHD.
     static func launch(
-        socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8],
-        hub: ConnectionThreads, log: (String) -> Void
+        socket: Int32, upgradeHandle: OpaquePointer, acceptance: WebSocketAcceptance, initialBytes: [UInt8], core: ServerCore
     ) {
+        let hub = core.webSockets
         guard hub.enter() else {
             acceptance.handler.closed()
             _ = viewport_mhd_upgrade_close(upgradeHandle)
             return
         }
         let connection = WebSocketConnection(
-            socket: socket, upgradeHandle: upgradeHandle, acceptance: acceptance, initialBytes: initialBytes, hub: hub)
+            socket: socket, upgradeHandle: upgradeHandle, acceptance: acceptance, initialBytes: initialBytes, hub: hub,
+            budget: core)
         guard DetachedThread.start(stackSize: stackSize, { connection.run() }) else {
-            log("cannot start a WebSocket thread; closing the connection")
+            core.log("cannot start a WebSocket thread; closing the connection")
             connection.finish()
             return
         }
@@ -70,6 +80,8 @@ final class WebSocketConnection: @unchecked Sendable {
     /// Tells the application, hands the socket back to MHD, leaves the hub (in that order: the
     /// server stops the daemon only once the hub is empty).
     private func finish() {
+        budget.releaseBody(reserved)
+        reserved = 0
         handler.closed()
         _ = viewport_mhd_upgrade_close(upgradeHandle)
         hub.leave()
@@ -94,6 +106,10 @@ final class WebSocketConnection: @unchecked Sendable {
         var pinged = false
         var chunk = [UInt8](repeating: 0, count: Self.readSize)
         while true {
+            guard accountBuffered() else {
+                closeAndLinger(code: WebSocketCloseCode.tryAgainLater, reason: "server busy receiving other data; retry", awaitingCloseFrame: false)
+                return
+            }
             while let event = parser.next() {
                 switch event {
                 case .message(_, let payload):
@@ -118,6 +134,8 @@ final class WebSocketConnection: @unchecked Sendable {
                     return
                 }
             }
+            // What the events handed out goes back to the budget before this thread waits.
+            _ = accountBuffered()
             if hub.isShuttingDown {
                 closeAndLinger(code: WebSocketCloseCode.goingAway, reason: "server shutting down", awaitingCloseFrame: true)
                 return
@@ -149,6 +167,19 @@ final class WebSocketConnection: @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// Brings this connection's share of the server's receive budget to what the parser holds;
+    /// false when growing it would pass the budget.
+    private func accountBuffered() -> Bool {
+        let now = parser.bufferedBytes
+        if now > reserved {
+            guard budget.reserveBody(now - reserved) else { return false }
+        } else if now < reserved {
+            budget.releaseBody(reserved - now)
+        }
+        reserved = now
+        return true
     }
 
     /// Sends a close frame, half-closes, then waits (``lingerSeconds`` at most) for the peer's close

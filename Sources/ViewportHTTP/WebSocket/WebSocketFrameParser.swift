@@ -38,6 +38,9 @@ public struct WebSocketFrameParser: Sendable {
         self.maxMessageBytes = maxMessageBytes
     }
 
+    /// Bytes received and not handed out yet: unparsed frames plus a message being reassembled.
+    public var bufferedBytes: Int { buffer.count - start + message.count }
+
     /// Bytes received from the peer.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard !finished else { return }

@@ -26,8 +26,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// `http.drainTimeout`: on SIGTERM/SIGINT, how long in-flight requests may take to finish.
         public var drainTimeout: Duration = .seconds(10)
         /// `http.maxBufferedBodyBytes`: JSON bodies are read whole before they are parsed; this
-        /// bounds the bytes all of them hold at once (a body that would pass it answers 503 with
-        /// `Retry-After`). At least `http.maxBodyBytes`. 1 GiB.
+        /// bounds the bytes all of them, and WebSocket messages still arriving, hold at once (a
+        /// body that would pass it answers 503 with `Retry-After`, a socket closes with 1013). At
+        /// least `http.maxBodyBytes`. 1 GiB.
         public var maxBufferedBodyBytes = 1_073_741_824
 
         public init() {}
