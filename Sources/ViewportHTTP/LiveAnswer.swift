@@ -23,17 +23,9 @@ struct LiveAnswer {
     private var offset = 0
 
     /// Starts with the head: the status line, the sink's header fields, and the framing ones.
-    init(socket: Int32, status: Int, reason: String, headers: [(name: String, value: String)]) {
+    init(socket: Int32, status: Int, headers: [(name: String, value: String)]) {
         self.socket = socket
-        var head = "HTTP/1.1 \(status) \(reason)\r\n"
-        for field in headers
-        where !asciiCaseInsensitiveEquals(field.name, "Content-Length")
-            && !asciiCaseInsensitiveEquals(field.name, "Transfer-Encoding")
-            && !asciiCaseInsensitiveEquals(field.name, "Connection") {
-            head += "\(field.name): \(field.value)\r\n"
-        }
-        head += "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-        pending = Array(head.utf8)
+        pending = RequestDriver.closingHead(status: status, headers: headers, framing: "Transfer-Encoding: chunked")
     }
 
     /// True when everything appended so far has been written.

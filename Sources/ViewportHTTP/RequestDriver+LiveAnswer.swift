@@ -19,8 +19,7 @@ extension RequestDriver {
             else { return .YES }
             let socket = viewport_mhd_connection_fd(connection)
             guard socket >= 0 else { return .YES }
-            context.live = LiveAnswer(
-                socket: socket, status: sink.liveStatus, reason: Self.reasonPhrase(sink.liveStatus), headers: sink.liveHeaders)
+            context.live = LiveAnswer(socket: socket, status: sink.liveStatus, headers: sink.liveHeaders)
             context.live?.append(chunk: sink.takeReady())
         }
         // A piece at a time, and the next only once the socket has taken the last: what the

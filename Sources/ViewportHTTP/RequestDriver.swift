@@ -202,13 +202,14 @@ struct RequestDriver {
         releaseBody()
         let fd = viewport_mhd_connection_fd(connection)
         guard fd >= 0 else { return .NO }
-        let bytes = Self.serialize(response.closingConnection())
+        let bytes = Self.serialize(response)
         guard SocketWriter.writeAll(bytes, to: fd, within: 1) else { return .NO }
         _ = shutdown(fd, Int32(SHUT_WR))
         return .YES
     }
 
-    /// The response as HTTP/1.1 bytes with `Content-Length` (a stream is read to its end).
+    /// The response as HTTP/1.1 bytes with `Content-Length` and `Connection: close` (a stream is
+    /// read to its end).
     static func serialize(_ response: HTTPResponse) -> [UInt8] {
         var body: [UInt8]
         switch response.body {
@@ -218,15 +219,21 @@ struct RequestDriver {
             body = []
             while let chunk = stream.nextChunk() { body += chunk }
         }
-        let reason = reasonPhrase(response.status)
-        var head = "HTTP/1.1 \(response.status) \(reason)\r\n"
-        for field in response.headers
+        return closingHead(status: response.status, headers: response.headers, framing: "Content-Length: \(body.count)") + body
+    }
+
+    /// The head of a response the layer writes to the socket itself, after which the connection
+    /// closes: the status line, `headers` without the framing ones, `framing`, `Connection: close`.
+    static func closingHead(status: Int, headers: [(name: String, value: String)], framing: String) -> [UInt8] {
+        var head = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
+        for field in headers
         where !asciiCaseInsensitiveEquals(field.name, "Content-Length")
-            && !asciiCaseInsensitiveEquals(field.name, "Transfer-Encoding") {
+            && !asciiCaseInsensitiveEquals(field.name, "Transfer-Encoding")
+            && !asciiCaseInsensitiveEquals(field.name, "Connection") {
             head += "\(field.name): \(field.value)\r\n"
         }
-        head += "Content-Length: \(body.count)\r\n\r\n"
-        return Array(head.utf8) + body
+        head += "\(framing)\r\nConnection: close\r\n\r\n"
+        return Array(head.utf8)
     }
 
     /// Queues `101 Switching Protocols` for a WebSocket; MHD calls ``mhdUpgraded`` once it is

@@ -8,13 +8,7 @@ package final class InProcessClient {
     private let handler: APIHandler
 
     package init(configuration: ServiceConfiguration) {
-        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
-        let layouts = LayoutStore(
-            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
-        let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
-        handler = APIHandler(
-            configuration: configuration, layouts: layouts, sessions: sessions, metrics: ServiceMetrics(),
-            logger: Logger(label: "viewport-bench"))
+        handler = APIHandler(configuration: configuration, metrics: ServiceMetrics(), logger: Logger(label: "viewport-bench"))
     }
 
     /// One request with a JSON body (or none); the response as the handler built it.

@@ -17,11 +17,9 @@ public final class ViewportServer: Sendable {
     public init(configuration: ServiceConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
-        layouts = LayoutStore(
-            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
-        sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
-        let handler = APIHandler(configuration: configuration, layouts: layouts, sessions: sessions, metrics: metrics, logger: logger)
+        let handler = APIHandler(configuration: configuration, metrics: metrics, logger: logger)
+        layouts = handler.layouts
+        sessions = handler.sessions
         let http = configuration.http
         self.http = HTTPServer(
             configuration: HTTPServerConfiguration(

@@ -113,6 +113,6 @@ private struct SplitMix64: RandomNumberGenerator {
         let isEmpty = writer.isEmpty
         #expect(isEmpty)
         writer.int(-42)
-        #expect(writer.withBytes { Array($0) } == Array("-42".utf8))
+        #expect(writer.bytes == Array("-42".utf8))
     }
 }

@@ -454,7 +454,7 @@ struct EnteringView {
 }
 
 /// Key of the same-item index: an item and the reuse class of the pool its last view is in.
-struct PooledItemKey: Hashable {
+struct PooledItemKey {
     var item: Int
     var reuseClass: Int
 

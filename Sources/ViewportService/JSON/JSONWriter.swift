@@ -34,11 +34,6 @@ public struct JSONWriter: ~Copyable {
     /// True when nothing was written.
     public var isEmpty: Bool { count == 0 }
 
-    /// Calls `body` with the bytes written so far, without copying them.
-    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: base, count: count))
-    }
-
     /// Makes room for `extra` more bytes.
     @inline(__always)
     private mutating func reserve(_ extra: Int) {
@@ -91,11 +86,6 @@ public struct JSONWriter: ~Copyable {
     /// Appends one byte as is.
     public mutating func raw(byte: UInt8) {
         append(byte)
-    }
-
-    /// Appends bytes as is (e.g. a pre-encoded JSON fragment).
-    public mutating func raw(bytes other: some Sequence<UInt8>) {
-        for byte in other { append(byte) }
     }
 
     /// Removes everything written, keeping the capacity.

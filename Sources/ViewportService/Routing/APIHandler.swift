@@ -20,6 +20,15 @@ final class APIHandler: HTTPHandler {
     private let expectedBearerProtocol: [UInt8]?
     let logger: Logger
 
+    /// A handler with fresh stores sized and timed by `configuration`.
+    convenience init(configuration: ServiceConfiguration, metrics: ServiceMetrics, logger: Logger) {
+        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
+        let layouts = LayoutStore(
+            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
+        let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
+        self.init(configuration: configuration, layouts: layouts, sessions: sessions, metrics: metrics, logger: logger)
+    }
+
     init(configuration: ServiceConfiguration, layouts: LayoutStore, sessions: SessionStore, metrics: ServiceMetrics, logger: Logger) {
         self.layouts = layouts
         self.sessions = sessions
