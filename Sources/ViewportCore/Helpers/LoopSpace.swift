@@ -22,6 +22,9 @@ struct LoopSpace: Sendable {
 
     /// Offsets along a looping axis must stay within ±`maxOffset` so that copies keep their precision.
     static let maxOffset = 1e12
+    /// The shortest period: offsets over the period (copy numbers) then stay below 2^53, exact and
+    /// finite, for every offset within ±`maxOffset`.
+    static let minPeriod = 1.0 / 1024
 
     /// `rect` moved by `shift` along the axis.
     @inline(__always)

@@ -130,6 +130,9 @@ public struct LayoutBuilder: Sendable {
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
+        guard size.isFinite else {
+            throw .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
+        }
         let stickyByTop = sticky.sorted { ($0.top, $0.item) < ($1.top, $1.item) }.map(\.item)
         // Without an index yet: it serves ids, rects and reuse classes to the checks and the digest.
         let provisional = Layout(

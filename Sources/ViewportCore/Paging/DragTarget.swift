@@ -28,10 +28,14 @@ struct DragTarget: Sendable {
     /// The loop period along the paging axis, nil when the session does not loop.
     var loopPeriod: Double?
 
-    /// The natural resting offset `p`.
+    /// The natural resting offset `p`, kept finite: with `r` near 1 and a huge (finite) velocity
+    /// the formula passes the largest double; it saturates there, or at ±`LoopSpace.maxOffset`
+    /// along a looping axis (which has no range to clamp to, and whose offsets are bounded).
     var naturalRest: Double {
         let r = decelerationRate
-        return offset + velocity / 1000 * r / (1 - r)
+        let p = offset + velocity / 1000 * r / (1 - r)
+        let bound = loopPeriod == nil ? Double.greatestFiniteMagnitude : LoopSpace.maxOffset
+        return max(-bound, min(p, bound))
     }
 
     /// The target offset along the paging axis, and the page in the modes `page` and `snap`.
@@ -58,7 +62,9 @@ struct DragTarget: Sendable {
             }
             if let period = loopPeriod {
                 let pages = max(1, (period / s).rounded())
-                return (k * s, Self.saturatingInt(k - (k / pages).rounded(.down) * pages))
+                // Pages so small that `p / s` overflows: the nearest page is `p` itself.
+                let target = k * s
+                return (target.isFinite ? target : p, Self.saturatingInt(k - (k / pages).rounded(.down) * pages))
             }
             let pages = (contentLength / s).rounded(.up)
             k = max(0, min(k, pages - 1))
@@ -86,8 +92,10 @@ struct DragTarget: Sendable {
     /// `value` clamped to the scrollable range, or left alone along a looping axis.
     private func place(_ value: Double) -> Double { loopPeriod == nil ? range.clamp(value) : value }
 
-    /// `value` (integral) as an Int, saturating at the ends of Int's range.
+    /// `value` (integral) as an Int, saturating at the ends of Int's range; NaN (a page count
+    /// that overflowed on both sides) is 0.
     static func saturatingInt(_ value: Double) -> Int {
+        if value.isNaN { return 0 }
         if value >= 9.2e18 { return Int.max }
         if value <= -9.2e18 { return Int.min }
         return Int(value)

@@ -1,6 +1,10 @@
 /// The offsets a scroll view can rest at along one axis (API.md "Paging and deceleration"):
 /// `[-inset.leading, content + inset.trailing − viewport]`, or the single offset at its lower end
 /// when the content is shorter than the viewport.
+///
+/// Client numbers are any finite doubles, so the sums here may pass the largest double: the upper
+/// end saturates at the largest finite value, and `progress`/`offset(atProgress:)` avoid forming
+/// an infinite length, so no NaN or infinity comes out of a range.
 public struct ScrollRange: Hashable, Sendable {
     public let lower: Double
     public let upper: Double
@@ -9,7 +13,9 @@ public struct ScrollRange: Hashable, Sendable {
     public init(axis: Axis, contentSize: Size, viewport: Size, insets: Insets) {
         let (lead, trail) = axis == .x ? (insets.left, insets.right) : (insets.top, insets.bottom)
         lower = -lead
-        upper = max(lower, axis.component(of: contentSize) + trail - axis.component(of: viewport))
+        let far = axis.component(of: contentSize) + trail - axis.component(of: viewport)
+        // `far` is ±infinity only when a partial sum overflowed (each input is finite).
+        upper = max(lower, far.isFinite ? far : (far > 0 ? .greatestFiniteMagnitude : lower))
     }
 
     /// `value` moved into the range.
@@ -21,9 +27,18 @@ public struct ScrollRange: Hashable, Sendable {
     public func progress(of value: Double) -> Double {
         let length = upper - lower
         guard length > 0 else { return 0 }
+        if !length.isFinite {
+            // Both ends near the largest double: halve everything (exact for normal numbers).
+            return max(0, min(1, (value / 2 - lower / 2) / (upper / 2 - lower / 2)))
+        }
+        // `value - lower` may overflow to ±infinity: the clamp makes it 1 or 0.
         return max(0, min(1, (value - lower) / length))
     }
 
     /// The offset at `progress` (0…1) of the range.
-    public func offset(atProgress progress: Double) -> Double { lower + progress * (upper - lower) }
+    public func offset(atProgress progress: Double) -> Double {
+        let length = upper - lower
+        if length.isFinite { return lower + progress * length }
+        return lower * (1 - progress) + upper * progress
+    }
 }

@@ -29,7 +29,8 @@ extension ViewportSession {
                 guard let j = newIndex(of: item) else { continue }
                 let before = old.rects[item]
                 let after = newLayout.rects[j]
-                newOffset = Point(x: offset.x + (after.x - before.x), y: offset.y + (after.y - before.y))
+                newOffset = Point(
+                    x: Self.shifted(offset.x, from: before.x, to: after.x), y: Self.shifted(offset.y, from: before.y, to: after.y))
                 break
             }
         }
@@ -147,5 +148,19 @@ extension ViewportSession {
         }
         lastPlan = plan
         return plan
+    }
+}
+
+extension ViewportSession {
+    /// `value + (to − from)` for finite client numbers, kept finite: where that order of sums
+    /// passes the largest double, the others are tried (`(value − from) + to`, `(value + to) − from`),
+    /// and what still overflows saturates at the largest double.
+    static func shifted(_ value: Double, from: Double, to: Double) -> Double {
+        for candidate in [value + (to - from), (value - from) + to, (value + to) - from] where candidate.isFinite {
+            return candidate
+        }
+        let limit = Double.greatestFiniteMagnitude
+        let rough = value / 2 + (to / 2 - from / 2)
+        return rough > 0 ? limit : -limit
     }
 }

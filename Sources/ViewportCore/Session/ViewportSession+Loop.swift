@@ -12,6 +12,9 @@ extension ViewportSession {
         guard period > 0 else {
             throw .invalid(field: "loop", reason: "the content has no length along the \(axis.rawValue) axis to repeat")
         }
+        guard period >= LoopSpace.minPeriod else {
+            throw .invalid(field: "loop", reason: "the content is \(period) long along the \(axis.rawValue) axis, shorter than the \(LoopSpace.minPeriod) a loop needs")
+        }
         let summary = layout.axisSummary(axis)
         guard summary.minLeading >= 0, summary.maxTrailing <= period else {
             throw .invalid(field: "loop", reason: "every item must lie within the content along the \(axis.rawValue) axis")

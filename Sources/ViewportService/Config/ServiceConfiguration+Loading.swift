@@ -41,11 +41,12 @@ extension ServiceConfiguration {
     static func load(arguments: [String], environment: [String: String], defaultConfigFile: String)
         async throws -> ServiceConfiguration
     {
+        try checkArguments(arguments)
         let flags = CommandLineArgumentsProvider(
-            arguments: arguments, secretsSpecifier: .specific([Setting.authToken.flag]))
+            arguments: arguments, secretsSpecifier: .specific(Set(Setting.all.filter(\.isSecret).map(\.flag))))
         let environmentVariables = EnvironmentVariablesProvider(
             environmentVariables: environment,
-            secretsSpecifier: .specific([Setting.authToken.environmentName]))
+            secretsSpecifier: .specific(Set(Setting.all.filter(\.isSecret).map(\.environmentName))))
         var sources: [Source] = [
             Source(provider: flags, name: { $0.flag }),
             Source(provider: environmentVariables, name: { $0.environmentName }),
@@ -67,56 +68,44 @@ extension ServiceConfiguration {
         }
 
         let resolver = Resolver(sources: sources)
-        var http = HTTP()
-        http.host = try resolver.string(.httpHost, default: http.host) { host in
-            host.isEmpty ? "must not be empty" : nil
+        // Every setting, in table order (a check may read a setting earlier in the table).
+        for setting in Setting.all {
+            try setting.read(resolver, into: &configuration)
         }
-        http.port = try resolver.int(.httpPort, default: http.port) { port in
-            (0...65535).contains(port) ? nil : "\(port) is not a port (0…65535)"
-        }
-        http.threads = try resolver.int(.httpThreads, default: http.threads, check: atLeastOne)
-        http.maxBodyBytes = try resolver.int(.httpMaxBodyBytes, default: http.maxBodyBytes, check: positive)
-        http.connectionTimeout = try resolver.seconds(.httpConnectionTimeout, default: http.connectionTimeout)
-        http.connectionLimit = try resolver.int(.httpConnectionLimit, default: http.connectionLimit, check: positive)
-        http.connectionMemoryLimit = try resolver.int(
-            .httpConnectionMemoryLimit, default: http.connectionMemoryLimit, check: positive)
-        http.drainTimeout = try resolver.seconds(.httpDrainTimeout, default: http.drainTimeout)
-        let maxBody = http.maxBodyBytes
-        http.maxBufferedBodyBytes = try resolver.int(.httpMaxBufferedBodyBytes, default: http.maxBufferedBodyBytes) { value in
-            value >= maxBody ? nil : "\(value) is less than http.maxBodyBytes (\(maxBody)): a body of the largest allowed size could never be read"
-        }
-        configuration.http = http
-
-        var sessions = Sessions()
-        sessions.max = try resolver.int(.sessionsMax, default: sessions.max, check: positive)
-        sessions.idleTimeout = try resolver.seconds(.sessionsIdleTimeout, default: sessions.idleTimeout)
-        configuration.sessions = sessions
-
-        var layouts = Layouts()
-        layouts.max = try resolver.int(.layoutsMax, default: layouts.max, check: positive)
-        layouts.maxItems = try resolver.int(.layoutsMaxItems, default: layouts.maxItems, check: positive)
-        layouts.maxTotalItems = try resolver.int(.layoutsMaxTotalItems, default: layouts.maxTotalItems, check: positive)
-        sessions.maxViews = try resolver.int(.sessionsMaxViews, default: sessions.maxViews, check: positive)
-        configuration.layouts = layouts
-
-        let token = try resolver.string(.authToken, default: "", isSecret: true) { _ in nil }
-        configuration.authToken = token.isEmpty ? nil : token
-
-        let level = try resolver.string(.logLevel, default: configuration.logLevel.rawValue) { name in
-            Logger.Level(rawValue: name.lowercased()) == nil
-                ? "\(JSONError.quoted(name)) is not a log level (trace, debug, info, notice, warning, error, critical)"
-                : nil
-        }
-        configuration.logLevel = Logger.Level(rawValue: level.lowercased()) ?? .info
         return configuration
     }
 
-    private static func positive(_ value: Int) -> String? {
-        value > 0 ? nil : "\(value) must be greater than 0"
-    }
-
-    private static func atLeastOne(_ value: Int) -> String? {
-        value >= 1 ? nil : "\(value) must be at least 1"
+    /// Refuses what the flags provider would silently ignore: an unknown flag (`--port`), a flag
+    /// without its value, a stray argument. The error names it, and a known flag it may mean.
+    /// `arguments` starts with the program name; `--help`/`-h` are the caller's.
+    static func checkArguments(_ arguments: [String]) throws {
+        var index = 1
+        var previous: Setting?
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--help" || argument == "-h" { continue }
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                if let previous, previous.isSecret {
+                    // Likely the rest of a secret with a space in it: never echo it.
+                    throw ConfigurationError(key: previous.name, "\(previous.forms): a single value is expected (quote a value with spaces)")
+                }
+                throw ConfigurationError("unexpected argument \(JSONError.quoted(argument)); settings are flags such as --http-port 8080 (see --help)")
+            }
+            let name = String(argument.prefix { $0 != "=" })
+            guard name == "--config" || Setting.withFlag(name) != nil else {
+                let hint = Setting.suggestion(for: name).map { "; did you mean \($0)?" } ?? " (see --help)"
+                throw ConfigurationError("unknown flag \(name)\(hint)")
+            }
+            previous = Setting.withFlag(name)
+            if name.count == argument.count {
+                // `--flag value`: the value is the next argument.
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw ConfigurationError(key: name == "--config" ? "config" : Setting.withFlag(name)?.name, "\(name) needs a value")
+                }
+                index += 1
+            }
+        }
     }
 
     /// `--config PATH` / `--config=PATH`, else `VIEWPORTD_CONFIG`.
@@ -179,72 +168,6 @@ extension ServiceConfiguration {
             throw ConfigurationError("invalid config file \(path): \(error)")
         }
     }
-}
-
-/// One configuration key and its forms.
-struct Setting: Sendable {
-    enum ValueType: Sendable { case string, int, seconds }
-
-    let components: [String]
-    let type: ValueType
-
-    init(_ key: String, _ type: ValueType) {
-        self.components = key.split(separator: ".").map(String.init)
-        self.type = type
-    }
-
-    var key: AbsoluteConfigKey { AbsoluteConfigKey(components) }
-    var name: String { components.joined(separator: ".") }
-
-    /// `HTTP_MAX_BODY_BYTES`: swift-configuration's environment variable convention.
-    var environmentName: String {
-        components.map { Self.splitCamelCase($0, separator: "_").uppercased() }.joined(separator: "_")
-    }
-
-    /// `--http-max-body-bytes`: swift-configuration's flag convention.
-    var flag: String {
-        "--" + components.map { Self.splitCamelCase($0, separator: "-").lowercased() }.joined(separator: "-")
-    }
-
-    /// `http.port (HTTP_PORT / --http-port)`.
-    var forms: String { "\(name) (\(environmentName) / \(flag))" }
-
-    private static func splitCamelCase(_ word: String, separator: Character) -> String {
-        var result = ""
-        var previousIsLower = false
-        for character in word {
-            if previousIsLower && character.isUppercase {
-                result.append(separator)
-            }
-            result.append(character)
-            previousIsLower = character.isLowercase
-        }
-        return result
-    }
-
-    static let httpHost = Setting("http.host", .string)
-    static let httpPort = Setting("http.port", .int)
-    static let httpThreads = Setting("http.threads", .int)
-    static let httpMaxBodyBytes = Setting("http.maxBodyBytes", .int)
-    static let httpConnectionTimeout = Setting("http.connectionTimeout", .seconds)
-    static let httpConnectionLimit = Setting("http.connectionLimit", .int)
-    static let httpConnectionMemoryLimit = Setting("http.connectionMemoryLimit", .int)
-    static let httpDrainTimeout = Setting("http.drainTimeout", .seconds)
-    static let httpMaxBufferedBodyBytes = Setting("http.maxBufferedBodyBytes", .int)
-    static let sessionsMax = Setting("sessions.max", .int)
-    static let sessionsIdleTimeout = Setting("sessions.idleTimeout", .seconds)
-    static let sessionsMaxViews = Setting("sessions.maxViews", .int)
-    static let layoutsMax = Setting("layouts.max", .int)
-    static let layoutsMaxItems = Setting("layouts.maxItems", .int)
-    static let layoutsMaxTotalItems = Setting("layouts.maxTotalItems", .int)
-    static let authToken = Setting("auth.token", .string)
-    static let logLevel = Setting("log.level", .string)
-
-    static let all: [Setting] = [
-        httpHost, httpPort, httpThreads, httpMaxBodyBytes, httpConnectionTimeout, httpConnectionLimit,
-        httpConnectionMemoryLimit, httpDrainTimeout, httpMaxBufferedBodyBytes, sessionsMax, sessionsIdleTimeout, sessionsMaxViews, layoutsMax,
-        layoutsMaxItems, layoutsMaxTotalItems, authToken, logLevel,
-    ]
 }
 
 /// A provider with the name of a key in its form (`HTTP_PORT`, `--http-port`, the file path).

@@ -1,30 +1,36 @@
 extension ServiceConfiguration {
-    /// `viewportd --help`.
-    public static let usage = """
-        viewportd — view recycling for scroll views, over HTTP
+    /// `viewportd --help`: the settings table with aligned columns.
+    public static var usage: String {
+        let header = ["key", "environment", "flag", "default"]
+        let rows = [header] + Setting.all.map { [$0.name, $0.environmentName, $0.flag, $0.defaultText] }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let table = rows.map { row in
+            "  " + row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] + 2 - cell.count)
+            }.joined()
+        }
+        return """
+            viewportd — view recycling for scroll views, over HTTP
 
-        usage: viewportd [--config PATH] [--KEY VALUE …]
+            usage: viewportd [--config PATH] [--FLAG VALUE | --FLAG=VALUE …]
+                   viewportd --help
 
-        Settings come from config/viewportd.json (or --config PATH / VIEWPORTD_CONFIG), then
-        environment variables, then flags; each overrides the one before.
+            Settings come from config/viewportd.json (or --config PATH / VIEWPORTD_CONFIG), then
+            environment variables, then flags; each overrides the one before. Unknown flags and
+            stray arguments are refused (exit 2). Durations are in seconds, sizes in bytes.
 
-          key                      environment               flag                        default
-          http.host                HTTP_HOST                 --http-host                 0.0.0.0
-          http.port                HTTP_PORT                 --http-port                 8080
-          http.threads             HTTP_THREADS              --http-threads              2
-          http.maxBodyBytes        HTTP_MAX_BODY_BYTES       --http-max-body-bytes       134217728
-          http.connectionTimeout   HTTP_CONNECTION_TIMEOUT   --http-connection-timeout   30 (s)
-          http.connectionLimit     HTTP_CONNECTION_LIMIT     --http-connection-limit     1024
-          http.connectionMemoryLimit HTTP_CONNECTION_MEMORY_LIMIT --http-connection-memory-limit 16384
-          http.drainTimeout        HTTP_DRAIN_TIMEOUT        --http-drain-timeout        10 (s)
-          http.maxBufferedBodyBytes HTTP_MAX_BUFFERED_BODY_BYTES --http-max-buffered-body-bytes 1073741824
-          sessions.max             SESSIONS_MAX              --sessions-max              10000
-          sessions.idleTimeout     SESSIONS_IDLE_TIMEOUT     --sessions-idle-timeout     600 (s)
-          sessions.maxViews        SESSIONS_MAX_VIEWS        --sessions-max-views        100000
-          layouts.max              LAYOUTS_MAX               --layouts-max               1000
-          layouts.maxItems         LAYOUTS_MAX_ITEMS         --layouts-max-items         2000000
-          layouts.maxTotalItems    LAYOUTS_MAX_TOTAL_ITEMS   --layouts-max-total-items   20000000
-          auth.token               AUTH_TOKEN                --auth-token                (none)
-          log.level                LOG_LEVEL                 --log-level                 info
-        """
+            """ + "\n\n" + table.joined(separator: "\n")
+    }
+
+    /// The README's settings table (Markdown), from the same table as `--help`; a test keeps the
+    /// README's copy equal to it.
+    static var markdownSettingsTable: String {
+        var lines = ["| key | environment | flag | default | meaning |", "|---|---|---|---|---|"]
+        for setting in Setting.all {
+            let value = setting.show(ServiceConfiguration())
+            let shown = setting.isSecret || value == "none" ? "none" : "`\(value)`"
+            lines.append("| `\(setting.name)` | `\(setting.environmentName)` | `\(setting.flag)` | \(shown) | \(setting.summary) |")
+        }
+        return lines.joined(separator: "\n")
+    }
 }

@@ -74,21 +74,20 @@ public struct ServiceConfiguration: Sendable, Equatable {
 }
 
 extension ServiceConfiguration: CustomStringConvertible {
-    /// All settings on one line, for the startup log; the auth token is redacted.
+    /// All settings on one line, for the startup log; secrets are redacted.
     public var description: String {
-        "http.host=\(http.host) http.port=\(http.port) http.threads=\(http.threads)"
-            + " http.maxBodyBytes=\(http.maxBodyBytes) http.connectionTimeout=\(Self.seconds(http.connectionTimeout))"
-            + " http.connectionLimit=\(http.connectionLimit) http.connectionMemoryLimit=\(http.connectionMemoryLimit)"
-            + " http.maxBufferedBodyBytes=\(http.maxBufferedBodyBytes)"
-            + " http.drainTimeout=\(Self.seconds(http.drainTimeout)) sessions.max=\(sessions.max)"
-            + " sessions.idleTimeout=\(Self.seconds(sessions.idleTimeout)) layouts.max=\(layouts.max)"
-            + " layouts.maxItems=\(layouts.maxItems) auth.token=\(authToken == nil ? "none" : "<redacted>")"
-            + " log.level=\(logLevel.rawValue) config=\(configFile ?? "none")"
+        (Setting.all.map { "\($0.name)=\($0.show(self))" } + ["config=\(configFile ?? "none")"]).joined(separator: " ")
     }
 
     /// A duration in seconds, for logs and for APIs that take seconds.
     public static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// A duration as a number of seconds without a needless fraction (`30`, `0.1`).
+    static func secondsText(_ duration: Duration) -> String {
+        let value = seconds(duration)
+        return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

@@ -1,0 +1,191 @@
+import Configuration
+import Logging
+
+/// One configuration key: its forms (file key, environment variable, flag), what it sets, how it
+/// is read and validated into a ``ServiceConfiguration``, and how its value is shown.
+///
+/// ``Setting/all`` is the one table of settings: loading, `viewportd --help`, the startup log
+/// line (``ServiceConfiguration/description``) and the README's table all come from it (a test
+/// fails when the README's copy differs).
+struct Setting: Sendable {
+    enum ValueType: Sendable { case string, int, seconds }
+
+    let components: [String]
+    let type: ValueType
+    /// One line: what the setting does (the README's "meaning" column).
+    let summary: String
+    /// Never shown or logged (the value is `<redacted>`).
+    let isSecret: Bool
+    /// Reads the setting (itself, to name it in errors) from the sources into a configuration.
+    private let reader: @Sendable (Setting, Resolver, inout ServiceConfiguration) throws -> Void
+    /// The value as shown in the startup log and, for the defaults, in `--help` and the README.
+    let show: @Sendable (ServiceConfiguration) -> String
+
+    /// Reads the setting from the sources into `configuration`, validating it; settings earlier
+    /// in the table are already read.
+    func read(_ resolver: Resolver, into configuration: inout ServiceConfiguration) throws {
+        try reader(self, resolver, &configuration)
+    }
+
+    var key: AbsoluteConfigKey { AbsoluteConfigKey(components) }
+    var name: String { components.joined(separator: ".") }
+
+    /// `HTTP_MAX_BODY_BYTES`: swift-configuration's environment variable convention.
+    var environmentName: String {
+        components.map { Self.splitCamelCase($0, separator: "_").uppercased() }.joined(separator: "_")
+    }
+
+    /// `--http-max-body-bytes`: swift-configuration's flag convention.
+    var flag: String {
+        "--" + components.map { Self.splitCamelCase($0, separator: "-").lowercased() }.joined(separator: "-")
+    }
+
+    /// `http.port (HTTP_PORT / --http-port)`.
+    var forms: String { "\(name) (\(environmentName) / \(flag))" }
+
+    /// The default value as shown, with its unit for durations.
+    var defaultText: String {
+        let value = show(ServiceConfiguration())
+        return type == .seconds ? "\(value) (s)" : value
+    }
+
+    private static func splitCamelCase(_ word: String, separator: Character) -> String {
+        var result = ""
+        var previousIsLower = false
+        for character in word {
+            if previousIsLower && character.isUppercase {
+                result.append(separator)
+            }
+            result.append(character)
+            previousIsLower = character.isLowercase
+        }
+        return result
+    }
+
+    // MARK: Kinds of settings
+
+    static func int(
+        _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ summary: String,
+        check: @escaping @Sendable (Int, ServiceConfiguration) -> String?
+    ) -> Setting {
+        Setting(key, .int, summary, isSecret: false) { setting, resolver, configuration in
+            let current = configuration
+            configuration[keyPath: path] = try resolver.int(setting, default: configuration[keyPath: path]) { check($0, current) }
+        } show: { String($0[keyPath: path]) }
+    }
+
+    static func seconds(
+        _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, Duration> & Sendable, _ summary: String
+    ) -> Setting {
+        Setting(key, .seconds, summary, isSecret: false) { setting, resolver, configuration in
+            configuration[keyPath: path] = try resolver.seconds(setting, default: configuration[keyPath: path])
+        } show: { ServiceConfiguration.secondsText($0[keyPath: path]) }
+    }
+
+    static func string(
+        _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, String> & Sendable, _ summary: String,
+        check: @escaping @Sendable (String) -> String?
+    ) -> Setting {
+        Setting(key, .string, summary, isSecret: false) { setting, resolver, configuration in
+            configuration[keyPath: path] = try resolver.string(setting, default: configuration[keyPath: path], check: check)
+        } show: { $0[keyPath: path] }
+    }
+
+    private init(
+        _ key: String, _ type: ValueType, _ summary: String, isSecret: Bool,
+        read: @escaping @Sendable (Setting, Resolver, inout ServiceConfiguration) throws -> Void,
+        show: @escaping @Sendable (ServiceConfiguration) -> String
+    ) {
+        self.components = key.split(separator: ".").map(String.init)
+        self.type = type
+        self.summary = summary
+        self.isSecret = isSecret
+        self.reader = read
+        self.show = show
+    }
+
+    static func positive(_ value: Int, _: ServiceConfiguration) -> String? {
+        value > 0 ? nil : "\(value) must be greater than 0"
+    }
+
+    // MARK: The table
+
+    static let all: [Setting] = [
+        .string("http.host", \.http.host, "address to bind") { $0.isEmpty ? "must not be empty" : nil },
+        .int("http.port", \.http.port, "TCP port (0: any free port)") { port, _ in
+            (0...65535).contains(port) ? nil : "\(port) is not a port (0…65535)"
+        },
+        .int("http.threads", \.http.threads, "libmicrohttpd thread pool (epoll)") { threads, _ in
+            threads >= 1 ? nil : "\(threads) must be at least 1"
+        },
+        .int("http.maxBodyBytes", \.http.maxBodyBytes, "larger bodies get 413", check: positive),
+        .seconds("http.connectionTimeout", \.http.connectionTimeout, "seconds a connection may idle (a WebSocket is pinged after half of it)"),
+        .int("http.connectionLimit", \.http.connectionLimit, "concurrent connections (an open WebSocket is one)", check: positive),
+        .int(
+            "http.connectionMemoryLimit", \.http.connectionMemoryLimit,
+            "bytes of buffer per connection (libmicrohttpd zeroes it per request: 16 KiB measured 8% faster than 64 KiB)", check: positive),
+        .seconds("http.drainTimeout", \.http.drainTimeout, "seconds a stop waits for in-flight requests"),
+        .int(
+            "http.maxBufferedBodyBytes", \.http.maxBufferedBodyBytes,
+            "JSON bodies are read whole before parsing: bytes all of them may hold at once; a body that would pass it answers 503 with `Retry-After: 1` (at least `http.maxBodyBytes`)"
+        ) { value, configuration in
+            let maxBody = configuration.http.maxBodyBytes
+            return value >= maxBody
+                ? nil : "\(value) is less than http.maxBodyBytes (\(maxBody)): a body of the largest allowed size could never be read"
+        },
+        .int("sessions.max", \.sessions.max, "open sessions (more: 429)", check: positive),
+        .seconds("sessions.idleTimeout", \.sessions.idleTimeout, "seconds before an unused session is gone (404)"),
+        .int(
+            "sessions.maxViews", \.sessions.maxViews,
+            "items one session may materialize at once; more answers 422 and changes nothing", check: positive),
+        .int("layouts.max", \.layouts.max, "stored layouts", check: positive),
+        .int("layouts.maxItems", \.layouts.maxItems, "items per layout (more: 413)", check: positive),
+        .int(
+            "layouts.maxTotalItems", \.layouts.maxTotalItems, "items across stored layouts (the layout memory bound, ~90 B/item)",
+            check: positive),
+        Setting(
+            "auth.token", .string,
+            "when set, every path but `/healthz` needs `Authorization: Bearer <token>` (a WebSocket may send the subprotocol `bearer.<token>` instead)",
+            isSecret: true
+        ) { setting, resolver, configuration in
+            let token = try resolver.string(setting, default: "", isSecret: true) { _ in nil }
+            configuration.authToken = token.isEmpty ? nil : token
+        } show: { $0.authToken == nil ? "none" : "<redacted>" },
+        Setting("log.level", .string, "`trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`", isSecret: false) {
+            setting, resolver, configuration in
+            let level = try resolver.string(setting, default: configuration.logLevel.rawValue) { name in
+                Logger.Level(rawValue: name.lowercased()) == nil
+                    ? "\(JSONError.quoted(name)) is not a log level (trace, debug, info, notice, warning, error, critical)"
+                    : nil
+            }
+            configuration.logLevel = Logger.Level(rawValue: level.lowercased()) ?? .info
+        } show: { $0.logLevel.rawValue },
+    ]
+
+    /// The setting with this flag (`--http-port`).
+    static func withFlag(_ flag: String) -> Setting? { all.first { $0.flag == flag } }
+
+    /// The flag an unknown one most likely means: the only flag ending like it (`--port` →
+    /// `--http-port`), else the nearest by edit distance when it is close.
+    static func suggestion(for unknown: String) -> String? {
+        let word = unknown.drop { $0 == "-" }.lowercased()
+        guard !word.isEmpty else { return nil }
+        let endings = all.map(\.flag).filter { $0.hasSuffix("-" + word) }
+        if endings.count == 1 { return endings[0] }
+        let ranked = all.map { ($0.flag, editDistance(Array($0.flag), Array("--" + word))) }.min { $0.1 < $1.1 }
+        guard let (flag, distance) = ranked, distance <= max(2, word.count / 3) else { return nil }
+        return flag
+    }
+
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
