@@ -16,9 +16,9 @@ public struct StackLength: Hashable, Comparable, Sendable, CustomStringConvertib
     public var raw: Int128
 
     public static let fractionBits = 56
-    public static let zero = StackLength(raw: 0)
+    public static var zero: StackLength { StackLength(raw: 0) }
     /// The saturation bound of conversions from doubles: 2⁷⁰ points.
-    static let limit = Int128(1) << 126
+    static var limit: Int128 { Int128(1) << 126 }
 
     @inline(__always)
     public init(raw: Int128) { self.raw = raw }

@@ -127,12 +127,12 @@ public struct StackSection: Sendable {
 
     /// The rect of an entry that starts at `start` in its lane.
     @inline(__always)
-    public func rect(of entry: StackEntry, start: StackLength) -> Rect {
-        let main = mainOrigin + start.value
-        let cross = laneOffset(Int(entry.lane))
-        return axis == .y
-            ? Rect(x: cross, y: main, width: entry.cross, height: entry.main)
-            : Rect(x: main, y: cross, width: entry.main, height: entry.cross)
+    public func rect(of entry: StackEntry, start: StackLength) -> Rect { placement.rect(of: entry, start: start) }
+
+    /// What rects need of the section, without its tree (closures over it copy nothing counted).
+    @inline(__always)
+    var placement: StackPlacement {
+        StackPlacement(mainOrigin: mainOrigin, crossOrigin: crossOrigin, laneStep: laneSize + spacing, isVertical: axis == .y)
     }
 
     /// The rect of the item at `rank`.
@@ -189,8 +189,9 @@ public struct StackSection: Sendable {
         let slack = (abs(mainLow) + abs(mainHigh) + abs(o)) * 0x1p-40 + 0x1p-40
         let low = StackLength(mainLow - o - slack)
         let high = StackLength(mainHigh - o + slack)
+        let placement = self.placement
         tree.forEach(touching: low, high, lanes: lanes) { rank, entry, start in
-            let r = rect(of: entry, start: start)
+            let r = placement.rect(of: entry, start: start)
             if r.x <= maxX && r.x + r.width >= minX && r.y <= maxY && r.y + r.height >= minY { body(rank, r) }
         }
     }
@@ -203,5 +204,23 @@ public struct StackSection: Sendable {
         let o = mainOrigin
         guard let found = tree.nearest(to: position, position: { o + $0.value }, distance: { a, b in b - a }) else { return nil }
         return (found.rank, o + found.start.value)
+    }
+}
+
+/// Where a stack's entries go: the section's origin and lane step, for rects.
+struct StackPlacement {
+    let mainOrigin: Double
+    let crossOrigin: Double
+    /// `laneSize + spacing`.
+    let laneStep: Double
+    let isVertical: Bool
+
+    @inline(__always)
+    func rect(of entry: StackEntry, start: StackLength) -> Rect {
+        let main = mainOrigin + start.value
+        let cross = crossOrigin + Double(entry.lane) * laneStep
+        return isVertical
+            ? Rect(x: cross, y: main, width: entry.cross, height: entry.main)
+            : Rect(x: main, y: cross, width: entry.main, height: entry.cross)
     }
 }

@@ -15,6 +15,15 @@ extension StackTree {
             if node.count > 0 && (expected.minKey != node.minKey || expected.maxKey != node.maxKey) {
                 problems.append("key range \(node.minKey)…\(node.maxKey), entries say \(expected.minKey)…\(expected.maxKey)")
             }
+            if !node.isLeaf {
+                if node.childInfo.map(\.count) != expected.childInfo.map(\.count) || node.childInfo.map(\.maxKey) != expected.childInfo.map(\.maxKey) {
+                    problems.append("child rows: counts or keys differ from the children's")
+                }
+                for (a, b) in zip(node.childLanes, expected.childLanes) where a.count != b.count || a.sum != b.sum || a.maxCross != b.maxCross {
+                    problems.append("child rows: lanes \(a), children say \(b)")
+                    break
+                }
+            }
             for lane in 0..<laneCount {
                 let a = node.lanes[lane]
                 let b = expected.lanes[lane]

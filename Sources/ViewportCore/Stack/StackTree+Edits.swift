@@ -21,13 +21,9 @@ extension StackTree {
             node.entries[rank].isMeasured = isMeasured
             change = (Int(old.lane), StackLength(main) - StackLength(old.main), old.cross)
         } else {
-            var r = rank
-            var i = 0
-            while r >= node.children[i].count {
-                r -= node.children[i].count
-                i += 1
-            }
+            let (i, r) = node.child(containing: rank)
             change = resize(&node.children[i], r, main: main, cross: cross, isMeasured: isMeasured, gap: gap)
+            node.refreshRow(i, lane: change.lane)
         }
         node.lanes[change.lane].sum += change.delta
         if cross >= node.lanes[change.lane].maxCross {
@@ -90,18 +86,22 @@ extension StackTree {
             return ContiguousArray(nodes.dropFirst())
         }
         if !isKnownUniquelyReferenced(&node) { node = node.copy() }
+        // The child to insert into: the first whose end is at or after `rank`.
         var r = rank
         var i = 0
-        while r > node.children[i].count {
-            r -= node.children[i].count
-            i += 1
+        node.childInfo.withUnsafeBufferPointer { info in
+            while r > info[i].count {
+                r -= info[i].count
+                i += 1
+            }
         }
         let extra = insert(&node.children[i], at: r, run, delta: delta, laneCount: laneCount, gap: gap)
+        node.refreshRow(i)
         if extra.isEmpty {
             add(delta, to: node, count: run.count)
             return []
         }
-        node.children.insert(contentsOf: extra, at: i + 1)
+        node.replaceChildren((i + 1)..<(i + 1), with: extra)
         if node.children.count <= branchCapacity {
             add(delta, to: node, count: run.count)
             return []
@@ -126,7 +126,7 @@ extension StackTree {
             node.maxKey = node.entries.last?.orderKey ?? 0
         } else {
             node.minKey = node.children.first?.minKey ?? 0
-            node.maxKey = node.children.last?.maxKey ?? 0
+            node.maxKey = node.childInfo.last?.maxKey ?? 0
         }
     }
 
@@ -160,13 +160,9 @@ extension StackTree {
         if node.isLeaf {
             removed = node.entries.remove(at: rank)
         } else {
-            var r = rank
-            var i = 0
-            while r >= node.children[i].count {
-                r -= node.children[i].count
-                i += 1
-            }
+            let (i, r) = node.child(containing: rank)
             removed = remove(&node.children[i], r, laneCount: laneCount, gap: gap)
+            node.refreshRow(i, lane: Int(removed.lane))
             let child = node.children[i]
             if child.size < (child.isLeaf ? leafCapacity : branchCapacity) / 2 {
                 rebalance(node, at: i, laneCount: laneCount, gap: gap)
@@ -182,7 +178,7 @@ extension StackTree {
             node.maxKey = node.entries.last?.orderKey ?? 0
         } else {
             node.minKey = node.children.first?.minKey ?? 0
-            node.maxKey = node.children.last?.maxKey ?? 0
+            node.maxKey = node.childInfo.last?.maxKey ?? 0
         }
         return removed
     }
@@ -207,6 +203,6 @@ extension StackTree {
                 merged.append(StackNode(children: ContiguousArray(all[piece]), laneCount: laneCount))
             }
         }
-        node.children.replaceSubrange(l...r, with: merged)
+        node.replaceChildren(l..<(r + 1), with: merged)
     }
 }

@@ -55,38 +55,44 @@ extension StackTree {
     /// - Complexity: O(log n).
     public func rank(ofUID uid: Int32) -> Int? {
         guard let key = orderKey(ofUID: uid), !isEmpty, key >= root.minKey, key <= root.maxKey else { return nil }
-        var node = root
+        var node = NodeRef(root)
         var base = 0
         while !node.isLeaf {
-            var i = 0
-            let last = node.children.count - 1
-            while i < last && node.children[i].maxKey < key {
-                base += node.children[i].count
-                i += 1
+            node = node.read { node in
+                var i = 0
+                let last = node.childInfo.count - 1
+                while i < last && node.childInfo[i].maxKey < key {
+                    base += node.childInfo[i].count
+                    i += 1
+                }
+                return NodeRef(node.children[i])
             }
-            node = node.children[i]
         }
-        let k = Self.firstIndex(in: node.entries, keyAtLeast: key)
-        guard k < node.entries.count, node.entries[k].orderKey == key, node.entries[k].uid == uid else { return nil }
-        return base + k
+        return node.read { leaf in
+            let k = Self.firstIndex(in: leaf.entries, keyAtLeast: key)
+            guard k < leaf.entries.count, leaf.entries[k].orderKey == key, leaf.entries[k].uid == uid else { return nil }
+            return base + k
+        }
     }
 
     /// The first rank whose key is at least `key` (`count` when none is).
     /// - Complexity: O(log n).
     func lowerBound(key: UInt64) -> Int {
         guard !isEmpty else { return 0 }
-        var node = root
+        var node = NodeRef(root)
         var base = 0
         while !node.isLeaf {
-            var i = 0
-            let last = node.children.count - 1
-            while i < last && node.children[i].maxKey < key {
-                base += node.children[i].count
-                i += 1
+            node = node.read { node in
+                var i = 0
+                let last = node.childInfo.count - 1
+                while i < last && node.childInfo[i].maxKey < key {
+                    base += node.childInfo[i].count
+                    i += 1
+                }
+                return NodeRef(node.children[i])
             }
-            node = node.children[i]
         }
-        return base + Self.firstIndex(in: node.entries, keyAtLeast: key)
+        return base + node.read { Self.firstIndex(in: $0.entries, keyAtLeast: key) }
     }
 
     static func firstIndex(in entries: ContiguousArray<StackEntry>, keyAtLeast key: UInt64) -> Int {
@@ -187,13 +193,14 @@ extension StackTree {
         }
         var b = base
         for i in node.children.indices {
-            let c = node.children[i].count
+            let c = node.childInfo[i].count
             if b < ranks.upperBound && b + c > ranks.lowerBound {
                 setKeys(&node.children[i], base: b, ranks: ranks, key: key, changed: &changed)
+                node.childInfo[i].maxKey = node.children[i].maxKey
             }
             b += c
         }
         node.minKey = node.children.first?.minKey ?? 0
-        node.maxKey = node.children.last?.maxKey ?? 0
+        node.maxKey = node.childInfo.last?.maxKey ?? 0
     }
 }

@@ -13,95 +13,112 @@ extension StackTree {
     /// the lane (as `start <= x` does), with its rank and start.
     /// - Complexity: O(log n).
     public func last(inLane lane: Int, whereStart isBefore: (StackLength) -> Bool) -> (rank: Int, start: StackLength)? {
-        var node = root
+        guard root.lanes[lane].count > 0 else { return nil }
+        let laneCount = self.laneCount
+        let gap = self.gap
         var base = 0
         var acc = StackLength.zero
-        guard node.lanes[lane].count > 0 else { return nil }
+        var node = NodeRef(root)
         while !node.isLeaf {
             // The last child whose first entry of the lane (at `a`) satisfies the predicate.
-            var chosen: (node: StackNode, base: Int, acc: StackLength)? = nil
-            var a = acc
-            var b = base
-            for child in node.children {
-                let s = child.lanes[lane]
-                if s.count > 0 {
-                    guard isBefore(a) else { break }
-                    chosen = (child, b, a)
+            let chosen: (node: NodeRef, base: Int, acc: StackLength)? = node.read { node in
+                var chosen: (index: Int, base: Int, acc: StackLength)? = nil
+                var a = acc
+                var b = base
+                for i in 0..<node.childInfo.count {
+                    let s = node.childLanes[i * laneCount + lane]
+                    if s.count > 0 {
+                        guard isBefore(a) else { break }
+                        chosen = (i, b, a)
+                    }
+                    a += s.sum
+                    b += node.childInfo[i].count
                 }
-                a += s.sum
-                b += child.count
+                return chosen.map { (NodeRef(node.children[$0.index]), $0.base, $0.acc) }
             }
             guard let chosen else { return nil }
             (node, base, acc) = chosen
         }
-        var found: (rank: Int, start: StackLength)? = nil
-        for (j, e) in node.entries.enumerated() where Int(e.lane) == lane {
-            guard isBefore(acc) else { break }
-            found = (base + j, acc)
-            acc += StackLength(e.main) + gap
+        return node.read { leaf in
+            var found: (rank: Int, start: StackLength)? = nil
+            for (j, e) in leaf.entries.enumerated() where Int(e.lane) == lane {
+                guard isBefore(acc) else { break }
+                found = (base + j, acc)
+                acc += StackLength(e.main) + gap
+            }
+            return found
         }
-        return found
     }
 
     /// The first entry of `lane` at `rank` or after it, with its rank and start.
     /// - Complexity: O(log n).
     public func first(inLane lane: Int, from rank: Int) -> (rank: Int, start: StackLength)? {
         guard rank < count, root.lanes[lane].count > 0 else { return nil }
-        return Self.first(root, base: 0, acc: .zero, lane: lane, from: max(rank, 0), gap: gap)
+        return Self.first(NodeRef(root), base: 0, acc: .zero, lane: lane, from: max(rank, 0), gap: gap)
     }
 
     private static func first(
-        _ node: StackNode, base: Int, acc: StackLength, lane: Int, from rank: Int, gap: StackLength
+        _ ref: NodeRef, base: Int, acc: StackLength, lane: Int, from rank: Int, gap: StackLength
     ) -> (rank: Int, start: StackLength)? {
-        var a = acc
-        if node.isLeaf {
-            for (j, e) in node.entries.enumerated() where Int(e.lane) == lane {
-                if base + j >= rank { return (base + j, a) }
-                a += StackLength(e.main) + gap
+        ref.read { node in
+            var a = acc
+            if node.isLeaf {
+                for (j, e) in node.entries.enumerated() where Int(e.lane) == lane {
+                    if base + j >= rank { return (base + j, a) }
+                    a += StackLength(e.main) + gap
+                }
+                return nil
+            }
+            let laneCount = node.laneCount
+            var b = base
+            for i in 0..<node.childInfo.count {
+                let s = node.childLanes[i * laneCount + lane]
+                let end = b + node.childInfo[i].count
+                // Only the child holding `rank` can come back empty handed: the search goes on.
+                if end > rank && s.count > 0, let found = first(NodeRef(node.children[i]), base: b, acc: a, lane: lane, from: rank, gap: gap) {
+                    return found
+                }
+                a += s.sum
+                b = end
             }
             return nil
         }
-        var b = base
-        for child in node.children {
-            let s = child.lanes[lane]
-            let end = b + child.count
-            // Only the child holding `rank` can come back empty handed: the search goes on.
-            if end > rank && s.count > 0, let found = first(child, base: b, acc: a, lane: lane, from: rank, gap: gap) { return found }
-            a += s.sum
-            b = end
-        }
-        return nil
     }
 
     /// The first entry of `lane` whose end (`start + main`) is at least `low`, with its rank and
     /// start.
     /// - Complexity: O(log n).
     func first(inLane lane: Int, endingAtOrAfter low: StackLength) -> (rank: Int, start: StackLength)? {
-        var node = root
+        guard root.lanes[lane].count > 0, root.lanes[lane].sum - gap >= low else { return nil }
+        let laneCount = self.laneCount
+        let gap = self.gap
         var base = 0
         var acc = StackLength.zero
-        guard node.lanes[lane].count > 0, node.lanes[lane].sum - gap >= low else { return nil }
-        while !node.isLeaf {
-            var next: StackNode? = nil
-            for child in node.children {
-                let s = child.lanes[lane]
-                // The child's last entry of the lane ends at `acc + sum − gap`.
-                if s.count > 0 && acc + s.sum - gap >= low {
-                    next = child
-                    break
+        var node = NodeRef(root)
+        while true {
+            let next: NodeRef?? = node.read { node in
+                guard !node.isLeaf else { return .some(nil) }
+                // The first child whose last entry of the lane ends at `acc + sum − gap` ≥ `low`.
+                for i in 0..<node.childInfo.count {
+                    let s = node.childLanes[i * laneCount + lane]
+                    if s.count > 0 && acc + s.sum - gap >= low { return .some(NodeRef(node.children[i])) }
+                    acc += s.sum
+                    base += node.childInfo[i].count
                 }
-                acc += s.sum
-                base += child.count
+                return nil
             }
             guard let next else { return nil }
-            node = next
+            guard let child = next else { break }
+            node = child
         }
-        for (j, e) in node.entries.enumerated() where Int(e.lane) == lane {
-            let size = StackLength(e.main)
-            if acc + size >= low { return (base + j, acc) }
-            acc += size + gap
+        return node.read { leaf in
+            for (j, e) in leaf.entries.enumerated() where Int(e.lane) == lane {
+                let size = StackLength(e.main)
+                if acc + size >= low { return (base + j, acc) }
+                acc += size + gap
+            }
+            return nil
         }
-        return nil
     }
 
     /// Calls `body` in rank order with every entry of `lanes` whose span `[start, start + main]`
@@ -146,7 +163,7 @@ extension StackTree {
             }
             guard active != 0 else { return }
             var walk = RangeWalk(ranges: ranges.baseAddress.unsafelyUnwrapped, active: active, from: from, to: to, gap: gap)
-            walk.visit(root, base: 0, body)
+            walk.visit(NodeRef(root), base: 0, body)
             examined = walk.examined
         }
     }
@@ -204,31 +221,32 @@ struct RangeWalk {
     /// Entries looked at in leaves.
     var examined = 0
 
-    /// Whether the subtree at ranks `base ..< base + node.count` holds an entry of a lane inside
-    /// that lane's range.
+    /// Whether child `i` of `node`, at ranks `base ..< base + its count`, holds an entry of a lane
+    /// inside that lane's range.
     @inline(__always)
-    func holdsMatches(_ node: StackNode, base: Int) -> Bool {
-        let end = base + node.count
+    func holdsMatches(_ node: StackNode, _ i: Int, base: Int) -> Bool {
+        let end = base + node.childInfo[i].count
         guard end > from && base <= to else { return false }
+        let laneCount = node.laneCount
         var mask = active
         while mask != 0 {
             let lane = mask.trailingZeroBitCount
             mask &= mask - 1
             let range = ranges[lane]
-            if end > range.from && base <= range.to && node.lanes[lane].count > 0 { return true }
+            if end > range.from && base <= range.to && node.childLanes[i * laneCount + lane].count > 0 { return true }
         }
         return false
     }
 
-    mutating func visit(_ node: StackNode, base: Int, _ body: (Int, StackEntry, StackLength) -> Void) {
-        if node.isLeaf {
-            let lo = max(from - base, 0)
-            let hi = min(to - base + 1, node.entries.count)
-            guard lo < hi else { return }
-            examined += hi - lo
-            node.entries.withUnsafeBufferPointer { entries in
+    mutating func visit(_ ref: NodeRef, base: Int, _ body: (Int, StackEntry, StackLength) -> Void) {
+        ref.read { node in
+            if node.isLeaf {
+                let lo = max(from - base, 0)
+                let hi = min(to - base + 1, node.entries.count)
+                guard lo < hi else { return }
+                examined += hi - lo
                 for j in lo..<hi {
-                    let e = entries[j]
+                    let e = node.entries[j]
                     let lane = Int(e.lane)
                     guard active & (1 << UInt64(lane)) != 0 else { continue }
                     let rank = base + j
@@ -236,14 +254,14 @@ struct RangeWalk {
                     body(rank, e, ranges[lane].start)
                     ranges[lane].start += StackLength(e.main) + gap
                 }
+                return
             }
-            return
-        }
-        var b = base
-        for child in node.children {
-            if b > to { return }
-            if holdsMatches(child, base: b) { visit(child, base: b, body) }
-            b += child.count
+            var b = base
+            for i in 0..<node.childInfo.count {
+                if b > to { return }
+                if holdsMatches(node, i, base: b) { visit(NodeRef(node.children[i]), base: b, body) }
+                b += node.childInfo[i].count
+            }
         }
     }
 }

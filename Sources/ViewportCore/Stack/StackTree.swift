@@ -16,7 +16,7 @@ public struct StackTree: Sendable {
     /// Entries per leaf at most (leaves hold at least half of it, but for a root leaf).
     static let leafCapacity = 64
     /// Children per inner node at most (at least half, but for the root).
-    static let branchCapacity = 32
+    static let branchCapacity = 16
     /// Most lanes a tree (a masonry) may have.
     public static let maxLanes = 64
 
@@ -124,17 +124,16 @@ public struct StackTree: Sendable {
     /// - Complexity: O(log n).
     public func entry(at rank: Int) -> StackEntry {
         precondition(rank >= 0 && rank < count, "rank out of range")
-        var node = root
+        var node = NodeRef(root)
         var r = rank
         while !node.isLeaf {
-            var i = 0
-            while r >= node.children[i].count {
-                r -= node.children[i].count
-                i += 1
+            node = node.read { node in
+                let (i, within) = node.child(containing: r)
+                r = within
+                return NodeRef(node.children[i])
             }
-            node = node.children[i]
         }
-        return node.entries[r]
+        return node.read { $0.entries[r] }
     }
 
     /// The start of the entry at `rank`: the sum of `main + spacing` over the earlier entries of its
@@ -146,9 +145,14 @@ public struct StackTree: Sendable {
     /// - Complexity: O(log n) (one descent, then the lane's sums of the siblings on the path).
     public func locate(_ rank: Int) -> (entry: StackEntry, start: StackLength) {
         precondition(rank >= 0 && rank < count, "rank out of range")
-        return Self.locate(root, rank, gap: gap)
+        return Self.locate(NodeRef(root), rank, gap: gap)
     }
 
+    private static func locate(_ ref: NodeRef, _ rank: Int, gap: StackLength) -> (entry: StackEntry, start: StackLength) {
+        ref.read { node in locate(node, rank, gap: gap) }
+    }
+
+    @inline(__always)
     private static func locate(_ node: StackNode, _ rank: Int, gap: StackLength) -> (entry: StackEntry, start: StackLength) {
         if node.isLeaf {
             return node.entries.withUnsafeBufferPointer { entries in
@@ -171,15 +175,13 @@ public struct StackTree: Sendable {
                 return (e, node.lanes[Int(e.lane)].sum - sizes - gap.times(n))
             }
         }
-        var r = rank
-        var i = 0
-        while r >= node.children[i].count {
-            r -= node.children[i].count
-            i += 1
-        }
-        var found = locate(node.children[i], r, gap: gap)
+        let (i, r) = node.child(containing: rank)
+        var found = locate(NodeRef(node.children[i]), r, gap: gap)
         let lane = Int(found.entry.lane)
-        for j in 0..<i { found.start += node.children[j].lanes[lane].sum }
+        let laneCount = node.laneCount
+        node.childLanes.withUnsafeBufferPointer { rows in
+            for j in 0..<i { found.start += rows[j * laneCount + lane].sum }
+        }
         return found
     }
 
