@@ -1,6 +1,8 @@
 /// Edits (API.md PATCH): resizes, inserts and removes by rank, with the lane rules. Each checks
 /// its input before changing anything; to apply a batch all or nothing, edit a copy (it shares the
-/// tree) and keep it only when every edit succeeded.
+/// tree) and keep it only when every edit succeeded. Ranks must be valid (the caller resolves ids
+/// to uids to ranks with `rank(ofUID:)`) and inserted uids new to the section; breaking either is
+/// a programming error (a trap), not a client's.
 extension StackSection {
     /// Checks a size: finite, not negative, at most `maxLength` on each side.
     public static func validate(size: Size, field: String) throws(StackError) {

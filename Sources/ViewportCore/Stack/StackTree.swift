@@ -14,6 +14,12 @@
 /// item's rank is found from its uid in O(log n) although ranks shift with every insert.
 public struct StackTree: Sendable {
     /// Entries per leaf at most (leaves hold at least half of it, but for a root leaf).
+    ///
+    /// Measured on a million items (viewport-bench N stack, CPU time) with leaves of 32, 64 and
+    /// 128 and nodes of 8, 16 and 32: queries and edits differ by less than the machine's noise
+    /// (±15%), while a path copy costs a retain and a release per child of every copied node (half
+    /// of an isolated edit's time) and the leaf's entries. 64 and 16 copy least for their depth:
+    /// about 8 KB per scattered edit, 45 bytes per item.
     static let leafCapacity = 64
     /// Children per inner node at most (at least half, but for the root).
     static let branchCapacity = 16
@@ -117,6 +123,7 @@ public struct StackTree: Sendable {
         return parents
     }
 
+    /// - Complexity: O(1).
     public var count: Int { root.count }
     public var isEmpty: Bool { root.count == 0 }
 
