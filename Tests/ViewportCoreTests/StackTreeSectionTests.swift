@@ -232,3 +232,116 @@ import Testing
         #expect(forward == backward)
     }
 }
+
+/// API.md's lane rules, replayed on plain arrays, against the section under random edits.
+@Suite struct StackTreeMasonryTests {
+    typealias Item = StackSection.Item
+
+    @Test(arguments: [2, 13, 64])
+    func theShortestLaneChooserMatchesALinearScan(lanes: Int) {
+        var rng = SeededRandom(seed: UInt64(lanes))
+        let gap = StackLength(3)
+        var chooser = LaneChooser(ends: Array(repeating: .zero, count: lanes), counts: Array(repeating: 0, count: lanes), gap: gap)
+        var ends = Array(repeating: StackLength.zero, count: lanes)
+        var counts = Array(repeating: 0, count: lanes)
+        for step in 0..<5_000 {
+            // Zero sizes (and the empty lanes at first) make ties: the lowest index wins.
+            let main = StackLength(Int.random(in: 0..<3, using: &rng) == 0 ? 0 : Double(Int.random(in: 0...40, using: &rng)))
+            var best = 0
+            for j in 1..<lanes where ends[j] < ends[best] { best = j }
+            #expect(chooser.add(main: main) == best, "step \(step)")
+            ends[best] = (counts[best] > 0 ? ends[best] + gap : .zero) + main
+            counts[best] += 1
+        }
+    }
+
+    @Test(arguments: 0..<6)
+    func randomEditsFollowTheLaneRules(seedArgument: Int) throws {
+        let seed = stackSeed(UInt64(seedArgument) &+ 500)
+        var rng = SeededRandom(seed: seed)
+        let lanes = [2, 3, 4, 7, 64, 5][seedArgument]
+        let spacing = [0, 6, 1.0 / 3][seedArgument % 3]
+        let estimate = Size(width: 90, height: 70)
+        // The model: uid, lane, main and cross sizes, in order.
+        var model: [(uid: Int32, lane: Int, main: Double, cross: Double)] = []
+        let gap = StackLength(spacing)
+        func laneEnds() -> [StackLength] {
+            var ends = Array(repeating: StackLength.zero, count: lanes)
+            var seen = Array(repeating: false, count: lanes)
+            for e in model {
+                ends[e.lane] = (seen[e.lane] ? ends[e.lane] + gap : .zero) + StackLength(e.main)
+                seen[e.lane] = true
+            }
+            return ends
+        }
+        func shortest() -> Int {
+            let ends = laneEnds()
+            var best = 0
+            for j in 1..<lanes where ends[j] < ends[best] { best = j }
+            return best
+        }
+        func randomItem(_ uid: Int32) -> Item {
+            Item(uid: uid, size: Bool.random(using: &rng) ? nil : Size(width: Double(Int.random(in: 10...120, using: &rng)), height: randomStackSize(using: &rng)))
+        }
+        var items: [Item] = []
+        for k in 0..<200 {
+            let item = randomItem(Int32(k))
+            items.append(item)
+            let size = item.size ?? estimate
+            let lane = shortest()
+            model.append((item.uid, lane, size.height, size.width))
+        }
+        var s = try StackSection(origin: Point(x: 3, y: 11), spacing: spacing, lanes: lanes, estimate: estimate, items: items)
+        var next: Int32 = 1_000
+        for step in 0..<300 {
+            let n = model.count
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0 where n > 0:
+                let r = Int.random(in: 0..<n, using: &rng)
+                let size = Size(width: Double(Int.random(in: 10...120, using: &rng)), height: randomStackSize(using: &rng))
+                try s.resize(at: r, to: size)
+                model[r].main = size.height
+                model[r].cross = size.width
+            case 1 where n > 0:
+                let r = Int.random(in: 0..<n, using: &rng)
+                let run = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+                    next += 1
+                    return randomItem(next)
+                }
+                let after = Bool.random(using: &rng)
+                try s.insert(run, at: after ? .after(r) : .before(r))
+                let lane = model[r].lane
+                model.insert(contentsOf: run.map { ($0.uid, lane, ($0.size ?? estimate).height, ($0.size ?? estimate).width) }, at: after ? r + 1 : r)
+            case 2:
+                let run = (0..<Int.random(in: 1...4, using: &rng)).map { _ in
+                    next += 1
+                    return randomItem(next)
+                }
+                try s.insert(run, at: .end)
+                for item in run { model.append((item.uid, shortest(), (item.size ?? estimate).height, (item.size ?? estimate).width)) }
+            case 3:
+                next += 1
+                let item = randomItem(next)
+                try s.insert([item], at: .start)
+                model.insert((item.uid, model.first?.lane ?? 0, (item.size ?? estimate).height, (item.size ?? estimate).width), at: 0)
+            case 4 where n > 0:
+                let r = Int.random(in: 0..<n, using: &rng)
+                #expect(s.remove(at: r).uid == model[r].uid, "seed \(seed) step \(step)")
+                model.remove(at: r)
+            default:
+                break
+            }
+            guard step % 10 == 0 else { continue }
+            // Lanes, and rects from sequential sums per lane.
+            #expect(s.tree.entries.map { Int($0.lane) } == model.map(\.lane), "seed \(seed) step \(step): lanes")
+            var running = Array(repeating: StackLength.zero, count: lanes)
+            var expected: [Rect] = []
+            for e in model {
+                expected.append(Rect(x: 3 + Double(e.lane) * (s.laneSize + spacing), y: 11 + running[e.lane].value, width: e.cross, height: e.main))
+                running[e.lane] += StackLength(e.main) + gap
+            }
+            #expect((0..<s.count).map { s.rect(at: $0) } == expected, "seed \(seed) step \(step): rects")
+            #expect((0..<s.count).allSatisfy { s.rank(ofUID: model[$0].uid) == $0 }, "seed \(seed) step \(step): uids")
+        }
+    }
+}
