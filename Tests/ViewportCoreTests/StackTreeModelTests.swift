@@ -18,13 +18,13 @@ import Testing
         var nextUID: Int32 = 0
         var model = StackModel(laneCount: laneCount, spacing: spacing)
         for _ in 0..<initial {
-            model.entries.append(randomEntry(uid: nextUID, laneCount: laneCount, using: &rng))
+            model.entries.append(randomStackEntry(uid: nextUID, laneCount: laneCount, using: &rng))
             nextUID += Int32.random(in: 1...3, using: &rng)
         }
         var tree = StackTree(entries: ContiguousArray(model.entries), laneCount: laneCount, spacing: spacing)
         var removed: [Int32] = []
         let context = "seed \(seed) (lanes \(laneCount), spacing \(spacing), \(initial) items)"
-        expectMatches(tree, model, "\(context) built", removed: removed)
+        expectStackTreeMatches(tree, model, "\(context) built", removed: removed)
 
         for step in 1...300 {
             let n = model.entries.count
@@ -42,7 +42,7 @@ import Testing
                 let m = Int.random(in: 0..<10, using: &rng) == 0 ? Int.random(in: 60...400, using: &rng) : Int.random(in: 1...5, using: &rng)
                 var run: [StackEntry] = []
                 for _ in 0..<m {
-                    run.append(randomEntry(uid: nextUID, laneCount: laneCount, using: &rng))
+                    run.append(randomStackEntry(uid: nextUID, laneCount: laneCount, using: &rng))
                     nextUID += 1
                 }
                 tree.insert(contentsOf: run, at: r, anchor: Bool.random(using: &rng) ? .previous : .next)
@@ -60,7 +60,7 @@ import Testing
                 break
             }
             if step % 50 == 0 || model.entries.count < 70 {
-                expectMatches(tree, model, "\(context) step \(step)", removed: removed.suffix(50))
+                expectStackTreeMatches(tree, model, "\(context) step \(step)", removed: removed.suffix(50))
             }
             if step % 5 == 0 { checkQueries(tree, model, rng: &rng, "\(context) step \(step)") }
             if !model.entries.isEmpty {
@@ -120,7 +120,7 @@ import Testing
         let run = (0..<10_000).map { StackEntry(uid: Int32(10_000 + $0), main: 10, cross: 50, lane: 0) }
         tree.insert(contentsOf: run, at: 1, anchor: .previous)
         model.entries.insert(contentsOf: run, at: 1)
-        expectMatches(tree, model, "unbalanced")
+        expectStackTreeMatches(tree, model, "unbalanced")
         // Lane 1 only, around its 500th item: a few matches, all far from one another in rank.
         let low = StackLength(50_000)
         let high = StackLength(50_350)

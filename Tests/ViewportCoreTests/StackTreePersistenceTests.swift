@@ -7,7 +7,7 @@ import Testing
     func makeTree(_ n: Int, lanes: Int = 1, seed: UInt64) -> (StackTree, StackModel) {
         var rng = SeededRandom(seed: seed)
         var model = StackModel(laneCount: lanes, spacing: 3)
-        for k in 0..<n { model.entries.append(randomEntry(uid: Int32(k), laneCount: lanes, using: &rng)) }
+        for k in 0..<n { model.entries.append(randomStackEntry(uid: Int32(k), laneCount: lanes, using: &rng)) }
         return (StackTree(entries: ContiguousArray(model.entries), laneCount: lanes, spacing: 3), model)
     }
 
@@ -27,7 +27,7 @@ import Testing
                 model.entries[r].isMeasured = true
             case 1:
                 let r = Int.random(in: 0...n, using: &rng)
-                let e = randomEntry(uid: Int32(10_000 + step), laneCount: 3, using: &rng)
+                let e = randomStackEntry(uid: Int32(10_000 + step), laneCount: 3, using: &rng)
                 edited.insert(contentsOf: [e], at: r, anchor: .previous)
                 model.entries.insert(e, at: r)
             default:
@@ -36,8 +36,8 @@ import Testing
                 model.entries.remove(at: r)
             }
         }
-        expectMatches(edited, model, "edited")
-        expectMatches(base, baseModel, "base after edits of a copy")
+        expectStackTreeMatches(edited, model, "edited")
+        expectStackTreeMatches(base, baseModel, "base after edits of a copy")
         // New uids are not in the old version's map.
         #expect(base.rank(ofUID: 10_001) == nil)
     }
@@ -65,9 +65,9 @@ import Testing
             b.insert(contentsOf: [eb], at: modelB.entries.count / 2, anchor: .previous)
             modelB.entries.insert(eb, at: modelB.entries.count / 2)
         }
-        expectMatches(a, modelA, "a")
-        expectMatches(b, modelB, "b")
-        expectMatches(base, baseModel, "base")
+        expectStackTreeMatches(a, modelA, "a")
+        expectStackTreeMatches(b, modelB, "b")
+        expectStackTreeMatches(base, baseModel, "base")
         #expect(a.rank(ofUID: 200_000) == nil && b.rank(ofUID: 100_000) == nil)
     }
 

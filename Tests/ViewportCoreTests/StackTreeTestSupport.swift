@@ -2,6 +2,12 @@ import Testing
 
 @testable import ViewportCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What a stack tree must answer, from plain arrays: starts are recomputed per lane from scratch
 /// (sequential sums of the same fixed-point lengths, so they must match exactly).
 struct StackModel {
@@ -61,7 +67,7 @@ func randomStackSize(using rng: inout SeededRandom) -> Double {
     }
 }
 
-func randomEntry(uid: Int32, laneCount: Int, using rng: inout SeededRandom) -> StackEntry {
+func randomStackEntry(uid: Int32, laneCount: Int, using rng: inout SeededRandom) -> StackEntry {
     StackEntry(
         uid: uid, main: randomStackSize(using: &rng), cross: Double(Int.random(in: 0...400, using: &rng)),
         lane: UInt16(Int.random(in: 0..<laneCount, using: &rng)), isMeasured: Bool.random(using: &rng),
@@ -70,11 +76,11 @@ func randomEntry(uid: Int32, laneCount: Int, using rng: inout SeededRandom) -> S
 
 /// The seed to run: `STACK_SEED` from the environment replays one, else the test's own.
 func stackSeed(_ own: UInt64) -> UInt64 {
-    if let text = Environment.value("STACK_SEED"), let seed = UInt64(text) { return seed }
+    if let text = StackTestEnvironment.value("STACK_SEED"), let seed = UInt64(text) { return seed }
     return own
 }
 
-enum Environment {
+enum StackTestEnvironment {
     static func value(_ name: String) -> String? {
         guard let pointer = getenv(name) else { return nil }
         return String(cString: pointer)
@@ -82,7 +88,7 @@ enum Environment {
 }
 
 /// Checks everything the tree answers against the model; `context` names the seed and step.
-func expectMatches(_ tree: StackTree, _ model: StackModel, _ context: String, removed: [Int32] = [], sourceLocation: SourceLocation = #_sourceLocation) {
+func expectStackTreeMatches(_ tree: StackTree, _ model: StackModel, _ context: String, removed: [Int32] = [], sourceLocation: SourceLocation = #_sourceLocation) {
     let problems = tree.structuralProblems()
     #expect(problems.isEmpty, "\(context): \(problems.prefix(5))", sourceLocation: sourceLocation)
     #expect(tree.count == model.entries.count, "\(context): count", sourceLocation: sourceLocation)
@@ -109,9 +115,3 @@ func expectMatches(_ tree: StackTree, _ model: StackModel, _ context: String, re
         break
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
