@@ -1,6 +1,6 @@
 // viewport-bench: measures the planning core in a release build.
 //
-//   swift run -c release viewport-bench [items]
+//   swift run -c release viewport-bench [items] [stack]
 //
 // Prints index build time and bytes per item, planned updates per second for small steps and for
 // jumps, bytes per session, and the same updates through two baselines (LazyScrollView's sorted
@@ -35,6 +35,11 @@ let count = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1
 /// `viewport-bench N small`: only the small-step measurement (for profiling it).
 let onlySmallSteps = CommandLine.arguments.dropFirst(2).first == "small"
 print("viewport-bench: \(count) items, release build\n")
+/// `viewport-bench N stack`: only the stack measurements (StackBench.swift).
+if CommandLine.arguments.dropFirst(2).first == "stack" {
+    try runStackBench(count: count)
+    exit(0)
+}
 
 // A feed: two columns of cards of varying heights, plus a full-width banner every 50 rows.
 var specs: [(String, Rect, String?)] = []
@@ -233,6 +238,8 @@ do {
     line("bytes per session", "\(fmt(bytes, 0))  (\(shown) items shown)")
 }
 print("")
+
+try runStackBench(count: count)
 
 // Baselines on the same small-step trace (fewer updates: they are O(n) each).
 let baselineSteps = 300
