@@ -50,6 +50,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
+            // The browser client and its demo page, served at GET /client/viewportd.js and
+            // GET /demo from the binary itself (no files at run time).
+            resources: [.embedInCode("Client/viewportd.js"), .embedInCode("Client/demo.html")],
             swiftSettings: swiftSettings
         ),
         .target(
