@@ -182,7 +182,7 @@ export class ViewportClient {
         this.stats = {
             created: 0, reused: 0, rebindFree: 0, recycled: 0, discarded: 0, moved: 0, plans: 0,
             messages: 0, alive: 0, shown: 0, rtt: 0, rttAverage: 0, plansPerSecond: 0, repaired: 0,
-            resyncs: 0, patches: 0, errors: 0,
+            conflicts: 0, resyncs: 0, patches: 0, errors: 0,
         };
         /** handle -> {view, id, reuse, rect, shown, pinned}. */
         this._views = new Map();
@@ -294,9 +294,17 @@ export class ViewportClient {
         if (!isProblem(answer)) {
             this._applyPlan(answer, seq);
             if (message.follow) this._follow(answer.offset);
+            // Another writer applied this seq first: the answer was its plan (a retry's answer).
+            // It is what the session did, so it was applied; this update goes again.
+            const asked = message.kind === "update" ? message.body.offset : null;
+            if (asked && answer.offset && attempt < 2
+                && (Math.abs(asked[0] - answer.offset[0]) > 0.5 || Math.abs(asked[1] - answer.offset[1]) > 0.5)) {
+                this.stats.conflicts += 1;
+                return this._send(message, attempt + 1);
+            }
             return;
         }
-        if (answer.status === 409 && attempt === 0) {
+        if (answer.status === 409 && attempt < 2) {
             await this._recover(answer);
             return this._send(message, attempt + 1);
         }
@@ -391,6 +399,7 @@ export class ViewportClient {
     /// views this page really has (POST …/resync); without that endpoint, continues at the
     /// session's seq and repairs the views from its state.
     async _recover(problem) {
+        this.stats.conflicts += 1;
         const seq = typeof problem.seq === "number" ? problem.seq : this.seq;
         if (this._options.resync !== false && await this._resync(seq)) return;
         this.seq = seq;
@@ -477,7 +486,7 @@ export class ViewportClient {
         const cb = this._cb;
         for (const e of plan.recycle ?? []) {
             const v = this._views.get(e.view);
-            if (!v) { this.stats.repaired += 1; continue; }
+            if (!v || !v.shown) { this.stats.repaired += 1; if (!v) continue; }
             this._hide(e.view, v);
             this.stats.recycled += 1;
         }
@@ -562,7 +571,10 @@ export class ViewportClient {
         this._unobserve(v);
         if (v.reuse !== null) {
             if (!this._pools.has(v.reuse)) this._pools.set(v.reuse, []);
-            this._pools.get(v.reuse).push(handle);
+            const pool = this._pools.get(v.reuse);
+            const k = pool.indexOf(handle);
+            if (k >= 0) pool.splice(k, 1);
+            pool.push(handle);
         }
         this._cb.hide(v.view, { id: v.id, view: handle, reuse: v.reuse });
     }
