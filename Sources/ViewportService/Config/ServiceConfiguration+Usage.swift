@@ -4,6 +4,7 @@ extension ServiceConfiguration {
         viewportd — view recycling for scroll views, over HTTP
 
         usage: viewportd [--config PATH] [--KEY VALUE …]
+               viewportd replay --layout FILE --trace FILE [options]   (viewportd replay --help)
 
         Settings come from config/viewportd.json (or --config PATH / VIEWPORTD_CONFIG), then
         environment variables, then flags; each overrides the one before.
