@@ -4377,7 +4377,7 @@ enum OpenAPIDocument {
           "insets": {
             "type": "array",
             "items": {
-              "type": "integer",
+              "type": "number",
               "enum": [
                 0
               ]
@@ -4387,7 +4387,7 @@ enum OpenAPIDocument {
             "description": "Only with `sections`; accepted here at its default (zeros)."
           },
           "spacing": {
-            "type": "integer",
+            "type": "number",
             "enum": [
               0
             ],
