@@ -12,6 +12,9 @@ script writes in place (same key order, same formatting, so a diff shows only wh
   - `"oneOf": [S, {"type": "null"}]` (a nullable field)  ->  S's own keys with
     `"type": [<S's type>, "null"]` (a `$ref` to a scalar schema is inlined for it).
 
+  - `"allOf": [{"$ref": X}]` that only attaches a description or default  ->  `"$ref": X` with
+    those keys beside it (OpenAPI 3.1 allows them): generators then use X itself, not a wrapper
+    type around it.
   - an error response's `allOf: [Problem, {"properties": {"status": {"enum": [N]}}}]`  ->
     `$ref` to a shared `ProblemN` schema (one generated type per status, not per operation).
 
@@ -69,6 +72,9 @@ def fix(node, schemas):
     if not isinstance(node, dict):
         return node
     node = {k: (v if k in SKIP else fix(v, schemas)) for k, v in node.items()}
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and set(all_of[0]) == {"$ref"} and set(node) <= {"allOf", "description", "default"}:
+        node = replace_key(node, "allOf", {"$ref": all_of[0]["$ref"]})
     if "const" in node:
         value = node["const"]
         replacement = {"enum": [value]} if "type" in node else {"type": json_type(value), "enum": [value]}

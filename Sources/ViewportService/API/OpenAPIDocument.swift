@@ -4360,11 +4360,7 @@ enum OpenAPIDocument {
             }
           },
           "contentSize": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Optional; by default `[max(x + w), max(y + h)]` over the items."
           },
           "axis": {
@@ -4411,20 +4407,12 @@ enum OpenAPIDocument {
             "description": "The sections, in stacking order."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "default": "y",
             "description": "The stacking axis; also the default axis of `list` and `pages` sections, and the axis grid rows run along."
           },
           "insets": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Insets"
-              }
-            ],
+            "$ref": "#/components/schemas/Insets",
             "description": "Content insets `[top, left, bottom, right]` around the stack; default zeros. `bottom` and `right` must not be negative (422)."
           },
           "spacing": {
@@ -4434,11 +4422,7 @@ enum OpenAPIDocument {
             "description": "Points between consecutive sections along the axis (negative: 422)."
           },
           "contentSize": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Optional; by default the items' extent `[max(x + w), max(y + h)]` grown by the trailing insets: `[max(x + w) + insets.right, max(y + h) + insets.bottom]`."
           }
         }
@@ -4587,11 +4571,7 @@ enum OpenAPIDocument {
             "maximum": 9223372036854775807
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Every item's size (negative: 422)."
           },
           "spacing": {
@@ -4601,11 +4581,7 @@ enum OpenAPIDocument {
             "description": "Points between consecutive items (negative: 422)."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "description": "Default: the layout's `axis`."
           }
         }
@@ -4638,11 +4614,7 @@ enum OpenAPIDocument {
             "description": "Points between consecutive items (negative: 422)."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "description": "Default: the layout's `axis`."
           }
         }
@@ -4670,11 +4642,7 @@ enum OpenAPIDocument {
             "maximum": 9223372036854775807
           },
           "itemSize": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Every item's size (negative: 422)."
           },
           "spacing": {
@@ -4707,19 +4675,11 @@ enum OpenAPIDocument {
             "maximum": 9223372036854775807
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Every page's size (negative: 422)."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "description": "Default: the layout's `axis`."
           }
         }
@@ -4831,19 +4791,11 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/LayoutReference"
           },
           "viewport": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Viewport size."
           },
           "offset": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "Initial content offset; default `[0, 0]`."
           },
           "buffer": {
@@ -4852,11 +4804,7 @@ enum OpenAPIDocument {
             "description": "Points the materialized region extends beyond the viewport on every side; default 20."
           },
           "insets": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Insets"
-              }
-            ],
+            "$ref": "#/components/schemas/Insets",
             "description": "Content insets; default zeros."
           },
           "pool": {
@@ -5049,11 +4997,7 @@ enum OpenAPIDocument {
             "description": "After a layout change (`PUT /v1/sessions/{id}/layout`): items that stay materialized, keep their view and whose rect changed."
           },
           "target": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "On a `drag-end` update: where the drag comes to rest (`paging`), clamped to the scrollable range (not along a looping axis)."
           },
           "page": {
@@ -5118,11 +5062,7 @@ enum OpenAPIDocument {
             "description": "`loop` on: entering items whose view goes to a copy other than their layout rect (the rect in `reuse`/`create` is that copy's as well)."
           },
           "recenter": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "`loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise."
           }
         }
@@ -5183,30 +5123,18 @@ enum OpenAPIDocument {
         "description": "A viewport update that gives the new offset.",
         "properties": {
           "offset": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "The new content offset."
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "A new viewport size (rotation)."
           },
           "velocity": {
             "$ref": "#/components/schemas/Velocity"
           },
           "phase": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollPhase"
-              }
-            ],
+            "$ref": "#/components/schemas/ScrollPhase",
             "default": "idle"
           },
           "seq": {
@@ -5235,30 +5163,18 @@ enum OpenAPIDocument {
         "description": "A viewport update that scrolls to an item (`scrollTo`).",
         "properties": {
           "scrollTo": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollTo"
-              }
-            ],
+            "$ref": "#/components/schemas/ScrollTo",
             "description": "Instead of `offset`: scroll to an item. The plan's `offset` is the resulting offset."
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "A new viewport size (rotation)."
           },
           "velocity": {
             "$ref": "#/components/schemas/Velocity"
           },
           "phase": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollPhase"
-              }
-            ],
+            "$ref": "#/components/schemas/ScrollPhase",
             "default": "idle"
           },
           "seq": {
@@ -5381,11 +5297,7 @@ enum OpenAPIDocument {
             "description": "Every materialized item with its view, in layout order."
           },
           "pinned": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/PinEntry"
-              }
-            ],
+            "$ref": "#/components/schemas/PinEntry",
             "description": "The sticky header pinned at the current offset, with its view and pinned rect (absent when none is)."
           },
           "pool": {
@@ -5691,11 +5603,7 @@ enum OpenAPIDocument {
         "description": "Where a drag comes to rest: an update with phase `drag-end` answers `target` (and `page` in the modes `page` and `snap`). The target is clamped to the scrollable range `[-insets.top, contentSize.h + insets.bottom − viewport.h]` (likewise on x); the other coordinate is the current offset's, clamped the same way.",
         "properties": {
           "mode": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/PagingMode"
-              }
-            ],
+            "$ref": "#/components/schemas/PagingMode",
             "default": "none"
           },
           "axis": {
@@ -5707,11 +5615,7 @@ enum OpenAPIDocument {
             "description": "The paging axis; by default `y` if the content is taller than the viewport, else `x`."
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "The page size (the axis picks its component); by default the viewport size. In the modes `page` and `snap` the component along the axis must be positive (422)."
           },
           "decelerationRate": {
@@ -5762,11 +5666,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/ItemId"
           },
           "align": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollAlignment"
-              }
-            ],
+            "$ref": "#/components/schemas/ScrollAlignment",
             "default": "auto"
           }
         }
@@ -5791,11 +5691,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/LayoutReference"
           },
           "anchor": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/LayoutAnchor"
-              }
-            ],
+            "$ref": "#/components/schemas/LayoutAnchor",
             "default": "none"
           },
           "seq": {
