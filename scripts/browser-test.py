@@ -366,6 +366,29 @@ def main():
             log(f"screenshot: {args.screenshot}")
         stats = snap["stats"]
 
+        # A reconnect: a second client attaches to the session (GET state) and adopts the first
+        # one's views, then scrolling goes on through it.
+        attached = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            (async () => {
+              const m = await import('/client/viewportd.js');
+              const vp = window.viewportd, first = vp.client;
+              await first.close();
+              const second = await m.attachSession({session: vp.session, scroller: document.getElementById('viewport'),
+                  views: {...vp.views, adopt: first}, onError: (e) => vp.errors.push(String(e))});
+              vp.client = second;
+              done([second.transport, second.seq, first.seq]);
+            })().catch((e) => done('error: ' + e));""")
+        if not isinstance(attached, list) or attached[1] != attached[2]:
+            test.fail(f"attachSession: {attached}")
+        log(f"attached: transport {attached[0]}, seq {attached[1]}")
+        test.check("attached")
+        for k in range(2):
+            test.jump(rng.uniform(0, top_max))
+            test.check(f"attached: jump {k + 1}")
+        test.wheel(240, 10, 0.008)
+        test.check("attached: fling")
+
         # Another writer moves the session behind the page's back: the page's next update gets
         # a 409 and the client recovers (resync, or without that endpoint, the session's seq and
         # a repair from its state).

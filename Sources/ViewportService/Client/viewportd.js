@@ -126,11 +126,12 @@ export async function openSession(options) {
 
 /// Attaches to an existing session (GET /v1/sessions/{id}): continues at its `seq`.
 ///
-/// A page that still holds the session's views passes them as `views.adopt`: a Map (or object)
-/// of view handle -> the application's view; they are taken as they are. A page without them (a
-/// reload) gets its views back by a resync with no views (the next update creates every one);
-/// when the server has no resync endpoint, `create` is called for each visible item, with
-/// `rect` from `options.rectOf(id)` when given (the state carries no rects).
+/// A page that still holds the session's views passes them as `views.adopt`: the previous
+/// ViewportClient of the session (after its close(): everything it knew is kept), or a Map (or
+/// object) of view handle -> the application's view. A page without them (a reload) gets its
+/// views back by a resync with no views (the next update creates every one); when the server has
+/// no resync endpoint, `create` is called for each visible item, with `rect` from
+/// `options.rectOf(id)` when given (the state carries no rects).
 /// Same options as openSession, plus `session`: the session id.
 export async function attachSession(options) {
     const http = new HTTP(options.base ?? defaultBase(), options.token);
@@ -145,7 +146,8 @@ export async function attachSession(options) {
     client.seq = state.seq;
     const adopt = options.views?.adopt;
     if (adopt) {
-        client._adoptState(state, adopt instanceof Map ? adopt : new Map(Object.entries(adopt).map(([k, v]) => [Number(k), v])));
+        client._adoptState(state, adopt instanceof Map || adopt instanceof ViewportClient
+            ? adopt : new Map(Object.entries(adopt).map(([k, v]) => [Number(k), v])));
     } else if (!(await client._resyncWith(state.seq, [], {}))) {
         for (const entry of state.visible) {
             client._create({ id: entry.id, view: entry.view, rect: options.rectOf?.(entry.id) ?? null });
@@ -457,19 +459,26 @@ export class ViewportClient {
         }
     }
 
+    /// Takes over the views the session has and the page still holds: from a previous client of
+    /// this session (everything it knew: reuse identifiers, rects, last items), or from a map of
+    /// handle -> view (the rest comes from the state; rects with the next plans).
     _adoptState(state, adopt) {
+        const known = adopt instanceof ViewportClient ? adopt._views : null;
+        const viewOf = (handle) => (known ? known.get(handle)?.view : adopt.get(handle));
         for (const entry of state.visible) {
-            const view = adopt.get(entry.view);
+            const view = viewOf(entry.view);
             if (view === undefined) continue;
-            this._views.set(entry.view, { view, id: entry.id, reuse: null, rect: null, shown: true, pinned: false });
+            const before = known?.get(entry.view);
+            this._views.set(entry.view, { view, id: entry.id, reuse: before?.reuse ?? null, rect: before?.rect ?? null, shown: true, pinned: before?.pinned ?? false });
             this._shownByItem.set(entry.id, entry.view);
+            this._observe(this._views.get(entry.view));
         }
         for (const [reuse, handles] of Object.entries(state.pool ?? {})) {
             const kept = [];
             for (const handle of handles) {
-                const view = adopt.get(handle);
+                const view = viewOf(handle);
                 if (view === undefined) continue;
-                this._views.set(handle, { view, id: null, reuse, rect: null, shown: false, pinned: false });
+                this._views.set(handle, { view, id: known?.get(handle)?.id ?? null, reuse, rect: null, shown: false, pinned: false });
                 kept.push(handle);
             }
             this._pools.set(reuse, kept);
@@ -631,6 +640,12 @@ export class ViewportClient {
         else console.warn("viewportd:", error);
     }
 
+    /// Every view this client holds, by handle (shown or pooled): what attachSession's
+    /// `views.adopt` takes.
+    viewsByHandle() {
+        return new Map([...this._views].map(([handle, v]) => [handle, v.view]));
+    }
+
     /// Shown views, by item id: {view handle, view, rect}.
     shownViews() {
         const out = [];
@@ -732,13 +747,15 @@ export class ViewportClient {
             });
             resizeObserver.observe(element);
         }
-        return () => {
+        const unbind = () => {
             element.removeEventListener("scroll", onScroll);
             element.removeEventListener("scrollend", rest);
             resizeObserver?.disconnect();
             clearTimeout(idleTimer);
             if (this._scroller === element) this._scroller = null;
         };
+        this._unbindScroller = unbind;
+        return unbind;
     }
 
     /// After a scrollTo: the scroll container goes where the session went.
@@ -749,9 +766,12 @@ export class ViewportClient {
         this._scroller.scrollTop = offset[1];
     }
 
-    /// Closes the socket; with {end: true} also ends the session (DELETE /v1/sessions/{id}).
+    /// Stops following the scroll container and closes the socket; with {end: true} also ends
+    /// the session (DELETE /v1/sessions/{id}). The views stay as they are (attachSession can
+    /// adopt them).
     async close({ end = false } = {}) {
         this._closed = true;
+        this._unbindScroller?.();
         this._observer?.disconnect();
         if (this._socket) { try { this._socket.close(1000); } catch { /* closed */ } this._socket = null; }
         if (end) await this._http.request("DELETE", `/v1/sessions/${encodeURIComponent(this.session)}`);
