@@ -12,7 +12,10 @@
 //   create   -> create(entry) returns a new view showing entry.id at entry.rect
 //   move, pin, unpin -> move/pin/unpin(view, entry), each falling back to show(view, entry)
 //   recenter -> recenter(delta), or every shown view moved by delta
-//   load, enter, leave, prefetch, cancelPrefetch -> the callbacks of the same name, optional
+//   load     -> load(view or null, {id, view}); enter(entries), leave(ids), prefetch(ids),
+//               cancelPrefetch(ids), contentSize(size) (after a stack edit): all optional
+//
+// Entries passed to callbacks: {id, view (the handle), reuse, rect, rebind?, selected?, pinned?}.
 //
 // recycle and discard are applied before reuse and create (a view recycled in a plan may be
 // reused by the same plan). At most one message is in flight, and at most one is sent per
@@ -325,7 +328,7 @@ export class ViewportClient {
     /// open or can be opened, else by HTTP. A socket that fails mid-message is retried by HTTP
     /// with the same seq, which answers the plan again if the first try was applied.
     async _exchange(message, seq) {
-        const body = message.kind === "patch" ? { ...message.body, seq } : { ...message.body, seq };
+        const body = { ...message.body, seq };
         if (this._socket === null && now() >= this._socketRetryAt) await this._connect();
         if (this._socket !== null) {
             try {
@@ -712,7 +715,11 @@ export class ViewportClient {
         const onScroll = () => {
             const t = now();
             const offset = [element.scrollLeft, element.scrollTop];
-            if (this._expectScroll) { this._expectScroll = false; last = { t, offset }; }
+            if (this._expectScroll) {
+                // Our own scroll (scrollTo's offset, a recenter): the session is there already.
+                this._expectScroll = false;
+                if (Math.abs(offset[0] - this.offset[0]) < 0.5 && Math.abs(offset[1] - this.offset[1]) < 0.5) return;
+            }
             let phase = "dragging";
             if (last === null) {
                 phase = "drag-begin";
