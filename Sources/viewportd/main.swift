@@ -9,6 +9,11 @@ import Foundation
 import Logging
 import ViewportService
 
+// `viewportd replay …`: an offline tool (Sources/viewportd/ReplayCommand.swift), not the server.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "replay" {
+    ReplayCommand.start(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 // The stop signals are caught by a handler that writes the signal's number to a pipe; the main
 // code waits on the pipe. (Blocking them and calling `sigwait` does not work here: with an async
 // top-level, the main thread runs the dispatch main queue with the signals unblocked, so SIGTERM

@@ -55,7 +55,7 @@ import ViewportTestSupport
             #expect(try HTTPTestClient.connect(port: server.port).send(method: "GET", path: "/hello").status == 200)
             #expect(server.openWebSockets == 1, "the first connection is still open")
             http.close()
-            #expect(Self.waitUntil { server.openWebSockets == 0 && handler.socketsClosed.load(ordering: .relaxed) == 2 })
+            #expect(Self.waitUntil(15) { server.openWebSockets == 0 && handler.socketsClosed.load(ordering: .relaxed) == 2 })
         }
     }
 
@@ -169,7 +169,7 @@ import ViewportTestSupport
             }
             #expect(finished)
             #expect(failures.load(ordering: .relaxed) == 0)
-            #expect(Self.waitUntil { server.openWebSockets == 0 && handler.socketsClosed.load(ordering: .relaxed) == 40 })
+            #expect(Self.waitUntil(15) { server.openWebSockets == 0 && handler.socketsClosed.load(ordering: .relaxed) == 40 })
         }
     }
 
@@ -209,8 +209,9 @@ import ViewportTestSupport
                 if round % 2 == 0 { _ = client.waitForClose(seconds: 2) }
                 client.disconnect()
             }
-            #expect(Self.waitUntil { server.openWebSockets == 0 })
-            #expect(handler.socketsClosed.load(ordering: .relaxed) == 30)
+            // The count of open sockets drops before the handler hears `closed()`: wait for both.
+            #expect(Self.waitUntil(15) { server.openWebSockets == 0 && handler.socketsClosed.load(ordering: .relaxed) == 30 },
+                "open \(server.openWebSockets), closed \(handler.socketsClosed.load(ordering: .relaxed)) of 30")
             #expect(try HTTPTestClient.connect(port: server.port).send(method: "GET", path: "/hello").status == 200)
         }
     }

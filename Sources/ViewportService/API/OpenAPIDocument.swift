@@ -665,18 +665,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 400
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem400"
                 },
                 "examples": {
                   "unknownField": {
@@ -712,18 +701,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -752,18 +730,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 413
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem413"
                 },
                 "examples": {
                   "bodyTooLarge": {
@@ -791,18 +758,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 415
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem415"
                 },
                 "examples": {
                   "unsupportedMediaType": {
@@ -822,18 +778,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 422
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem422"
                 },
                 "examples": {
                   "negativeSize": {
@@ -869,18 +814,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 429
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem429"
                 },
                 "examples": {
                   "layoutsFull": {
@@ -900,18 +834,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -985,18 +908,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -1025,18 +937,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 404
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem404"
                 },
                 "examples": {
                   "unknownLayout": {
@@ -1056,18 +957,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -1813,18 +1703,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 400
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem400"
                 },
                 "examples": {
                   "missingViewport": {
@@ -1852,18 +1731,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -1892,18 +1760,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 413
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem413"
                 },
                 "examples": {
                   "bodyTooLarge": {
@@ -1923,18 +1780,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 415
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem415"
                 },
                 "examples": {
                   "unsupportedMediaType": {
@@ -1954,18 +1800,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 422
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem422"
                 },
                 "examples": {
                   "unknownLayout": {
@@ -2001,18 +1836,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 429
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem429"
                 },
                 "examples": {
                   "sessionsFull": {
@@ -2032,18 +1856,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -2275,18 +2088,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -2315,18 +2117,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 404
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem404"
                 },
                 "examples": {
                   "unknownSession": {
@@ -2346,18 +2137,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -2389,18 +2169,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -2429,18 +2198,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 404
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem404"
                 },
                 "examples": {
                   "unknownSession": {
@@ -2460,18 +2218,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -3382,18 +3129,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 400
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem400"
                 },
                 "examples": {
                   "unknownPhase": {
@@ -3429,18 +3165,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -3469,18 +3194,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 404
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem404"
                 },
                 "examples": {
                   "unknownSession": {
@@ -3521,18 +3235,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 413
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem413"
                 },
                 "examples": {
                   "bodyTooLarge": {
@@ -3552,18 +3255,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 415
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem415"
                 },
                 "examples": {
                   "unsupportedMediaType": {
@@ -3583,18 +3275,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 422
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem422"
                 },
                 "examples": {
                   "negativeSize": {
@@ -3630,18 +3311,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -3899,18 +3569,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 400
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem400"
                 },
                 "examples": {
                   "unknownAnchor": {
@@ -3930,18 +3589,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -3970,18 +3618,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 404
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem404"
                 },
                 "examples": {
                   "unknownSession": {
@@ -4022,18 +3659,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 413
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem413"
                 },
                 "examples": {
                   "bodyTooLarge": {
@@ -4053,18 +3679,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 415
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem415"
                 },
                 "examples": {
                   "unsupportedMediaType": {
@@ -4084,18 +3699,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 422
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem422"
                 },
                 "examples": {
                   "unknownLayout": {
@@ -4123,18 +3727,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 429
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem429"
                 },
                 "examples": {}
               }
@@ -4145,18 +3738,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -4211,7 +3793,9 @@ enum OpenAPIDocument {
                 "required": true,
                 "schema": {
                   "type": "string",
-                  "const": "websocket"
+                  "enum": [
+                    "websocket"
+                  ]
                 }
               },
               "Connection": {
@@ -4233,7 +3817,9 @@ enum OpenAPIDocument {
                 "required": false,
                 "schema": {
                   "type": "string",
-                  "const": "viewportd.v1"
+                  "enum": [
+                    "viewportd.v1"
+                  ]
                 }
               }
             },
@@ -4258,18 +3844,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 400
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem400"
                 },
                 "examples": {
                   "badKey": {
@@ -4289,18 +3864,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -4329,18 +3893,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 404
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem404"
                 },
                 "examples": {
                   "unknownSession": {
@@ -4360,18 +3913,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 426
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem426"
                 },
                 "examples": {
                   "notAnUpgrade": {
@@ -4415,18 +3957,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -4476,18 +4007,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -4534,18 +4054,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -4574,18 +4083,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -4626,7 +4124,17 @@ enum OpenAPIDocument {
                   "properties": {
                     "openapi": {
                       "type": "string",
-                      "const": "3.1.0"
+                      "enum": [
+                        "3.1.0"
+                      ]
+                    },
+                    "info": {
+                      "type": "object",
+                      "description": "The document's title, version and description."
+                    },
+                    "paths": {
+                      "type": "object",
+                      "description": "The operations, by path."
                     }
                   }
                 },
@@ -4651,18 +4159,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 401
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem401"
                 },
                 "examples": {
                   "unauthorized": {
@@ -4691,18 +4188,7 @@ enum OpenAPIDocument {
             "content": {
               "application/problem+json": {
                 "schema": {
-                  "allOf": [
-                    {
-                      "$ref": "#/components/schemas/Problem"
-                    },
-                    {
-                      "properties": {
-                        "status": {
-                          "const": 503
-                        }
-                      }
-                    }
-                  ]
+                  "$ref": "#/components/schemas/Problem503"
                 },
                 "examples": {
                   "shuttingDown": {
@@ -4726,34 +4212,19 @@ enum OpenAPIDocument {
       "Point": {
         "type": "array",
         "description": "Point `[x, y]` in content coordinates (origin top-left).",
-        "prefixItems": [
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          },
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          }
-        ],
-        "items": false,
+        "items": {
+          "type": "number"
+        },
         "minItems": 2,
         "maxItems": 2
       },
       "Size": {
         "type": "array",
         "description": "Size `[width, height]`, both ≥ 0.",
-        "prefixItems": [
-          {
-            "type": "number",
-            "minimum": 0
-          },
-          {
-            "type": "number",
-            "minimum": 0
-          }
-        ],
-        "items": false,
+        "items": {
+          "type": "number",
+          "minimum": 0
+        },
         "minItems": 2,
         "maxItems": 2
       },
@@ -4778,49 +4249,27 @@ enum OpenAPIDocument {
             "minimum": 0
           }
         ],
-        "items": false,
+        "items": {
+          "type": "number"
+        },
         "minItems": 4,
         "maxItems": 4
       },
       "Insets": {
         "type": "array",
         "description": "Insets `[top, left, bottom, right]`.",
-        "prefixItems": [
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          },
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          },
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          },
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          }
-        ],
-        "items": false,
+        "items": {
+          "type": "number"
+        },
         "minItems": 4,
         "maxItems": 4
       },
       "Velocity": {
         "type": "array",
         "description": "Rate of change of the content offset `[x, y]`, in points per second (positive = offset increasing).",
-        "prefixItems": [
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          },
-          {
-            "type": "number",
-            "description": "A finite JSON number (points)."
-          }
-        ],
-        "items": false,
+        "items": {
+          "type": "number"
+        },
         "minItems": 2,
         "maxItems": 2
       },
@@ -4872,13 +4321,9 @@ enum OpenAPIDocument {
           },
           "reuse": {
             "description": "Reuse identifier. Absent, `null` or `\"\"` means the item's view is never reused.",
-            "oneOf": [
-              {
-                "$ref": "#/components/schemas/ReuseIdentifier"
-              },
-              {
-                "type": "null"
-              }
+            "type": [
+              "string",
+              "null"
             ]
           },
           "sticky": {
@@ -4915,40 +4360,33 @@ enum OpenAPIDocument {
             }
           },
           "contentSize": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Optional; by default `[max(x + w), max(y + h)]` over the items."
           },
           "axis": {
-            "const": "y",
+            "type": "string",
+            "enum": [
+              "y"
+            ],
             "description": "Only with `sections`; accepted here at its default."
           },
           "insets": {
             "type": "array",
-            "prefixItems": [
-              {
-                "const": 0
-              },
-              {
-                "const": 0
-              },
-              {
-                "const": 0
-              },
-              {
-                "const": 0
-              }
-            ],
-            "items": false,
+            "items": {
+              "type": "number",
+              "enum": [
+                0
+              ]
+            },
             "minItems": 4,
             "maxItems": 4,
             "description": "Only with `sections`; accepted here at its default (zeros)."
           },
           "spacing": {
-            "const": 0,
+            "type": "number",
+            "enum": [
+              0
+            ],
             "description": "Only with `sections`; accepted here at its default."
           }
         }
@@ -4969,20 +4407,12 @@ enum OpenAPIDocument {
             "description": "The sections, in stacking order."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "default": "y",
             "description": "The stacking axis; also the default axis of `list` and `pages` sections, and the axis grid rows run along."
           },
           "insets": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Insets"
-              }
-            ],
+            "$ref": "#/components/schemas/Insets",
             "description": "Content insets `[top, left, bottom, right]` around the stack; default zeros. `bottom` and `right` must not be negative (422)."
           },
           "spacing": {
@@ -4992,19 +4422,35 @@ enum OpenAPIDocument {
             "description": "Points between consecutive sections along the axis (negative: 422)."
           },
           "contentSize": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Optional; by default the items' extent `[max(x + w), max(y + h)]` grown by the trailing insets: `[max(x + w) + insets.right, max(y + h) + insets.bottom]`."
           }
         }
       },
       "Section": {
+        "description": "One section of a generated layout: exactly one of `list`, `grid`, `pages` or `items` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/SectionWithList"
+          },
+          {
+            "$ref": "#/components/schemas/SectionWithGrid"
+          },
+          {
+            "$ref": "#/components/schemas/SectionWithPages"
+          },
+          {
+            "$ref": "#/components/schemas/SectionWithItems"
+          }
+        ]
+      },
+      "SectionWithList": {
         "type": "object",
         "additionalProperties": false,
-        "description": "One section of a generated layout: exactly one of `list`, `grid`, `pages` or `items` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing.",
+        "required": [
+          "list"
+        ],
+        "description": "A section of a list (`list`), see `Section`.",
         "properties": {
           "id": {
             "type": "string",
@@ -5012,23 +4458,82 @@ enum OpenAPIDocument {
           },
           "reuse": {
             "description": "Reuse identifier of the generated items (absent, `null` or `\"\"`: never reused).",
-            "oneOf": [
-              {
-                "$ref": "#/components/schemas/ReuseIdentifier"
-              },
-              {
-                "type": "null"
-              }
+            "type": [
+              "string",
+              "null"
             ]
           },
           "list": {
             "$ref": "#/components/schemas/ListSection"
+          }
+        }
+      },
+      "SectionWithGrid": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "grid"
+        ],
+        "description": "A section of a grid (`grid`), see `Section`.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Section id; its generated items are `<id>-<k>`. Default: the section's position in `sections` (`\"0\"`, `\"1\"`, …). For a generated section it must not be empty, must be unique among generated sections, and its item ids must fit in 256 bytes (422 otherwise); an explicit item id equal to a generated one is a duplicate (422)."
+          },
+          "reuse": {
+            "description": "Reuse identifier of the generated items (absent, `null` or `\"\"`: never reused).",
+            "type": [
+              "string",
+              "null"
+            ]
           },
           "grid": {
             "$ref": "#/components/schemas/GridSection"
+          }
+        }
+      },
+      "SectionWithPages": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "pages"
+        ],
+        "description": "A section of pages (`pages`), see `Section`.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Section id; its generated items are `<id>-<k>`. Default: the section's position in `sections` (`\"0\"`, `\"1\"`, …). For a generated section it must not be empty, must be unique among generated sections, and its item ids must fit in 256 bytes (422 otherwise); an explicit item id equal to a generated one is a duplicate (422)."
+          },
+          "reuse": {
+            "description": "Reuse identifier of the generated items (absent, `null` or `\"\"`: never reused).",
+            "type": [
+              "string",
+              "null"
+            ]
           },
           "pages": {
             "$ref": "#/components/schemas/PagesSection"
+          }
+        }
+      },
+      "SectionWithItems": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "items"
+        ],
+        "description": "A section of explicit items (`items`), see `Section`.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Section id; its generated items are `<id>-<k>`. Default: the section's position in `sections` (`\"0\"`, `\"1\"`, …). For a generated section it must not be empty, must be unique among generated sections, and its item ids must fit in 256 bytes (422 otherwise); an explicit item id equal to a generated one is a duplicate (422)."
+          },
+          "reuse": {
+            "description": "Reuse identifier of the generated items (absent, `null` or `\"\"`: never reused).",
+            "type": [
+              "string",
+              "null"
+            ]
           },
           "items": {
             "type": "array",
@@ -5037,34 +4542,27 @@ enum OpenAPIDocument {
             },
             "description": "Items given one by one, rects relative to the section's origin. The section ends at their far edge along the stack's axis (at its origin when empty)."
           }
-        },
+        }
+      },
+      "ListSection": {
+        "description": "Items one after another along `axis`, `spacing` apart: `count` items of one `size`, or one item per entry of `sizes` (give exactly one of `size` and `sizes`, else 400).",
         "oneOf": [
           {
-            "required": [
-              "list"
-            ]
+            "$ref": "#/components/schemas/ListSectionOfSize"
           },
           {
-            "required": [
-              "grid"
-            ]
-          },
-          {
-            "required": [
-              "pages"
-            ]
-          },
-          {
-            "required": [
-              "items"
-            ]
+            "$ref": "#/components/schemas/ListSectionOfSizes"
           }
         ]
       },
-      "ListSection": {
+      "ListSectionOfSize": {
         "type": "object",
         "additionalProperties": false,
-        "description": "Items one after another along `axis`, `spacing` apart: `count` items of one `size`, or one item per entry of `sizes` (give exactly one of `size` and `sizes`, else 400).",
+        "required": [
+          "count",
+          "size"
+        ],
+        "description": "`count` items of one `size`.",
         "properties": {
           "count": {
             "type": "integer",
@@ -5073,19 +4571,8 @@ enum OpenAPIDocument {
             "maximum": 9223372036854775807
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Every item's size (negative: 422)."
-          },
-          "sizes": {
-            "type": "array",
-            "items": {
-              "$ref": "#/components/schemas/Size"
-            },
-            "description": "Each item's size, in order (negative: 422)."
           },
           "spacing": {
             "type": "number",
@@ -5094,37 +4581,43 @@ enum OpenAPIDocument {
             "description": "Points between consecutive items (negative: 422)."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "description": "Default: the layout's `axis`."
           }
-        },
-        "oneOf": [
-          {
-            "required": [
-              "count",
-              "size"
-            ],
-            "not": {
-              "required": [
-                "sizes"
-              ]
-            }
+        }
+      },
+      "ListSectionOfSizes": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "sizes"
+        ],
+        "description": "One item per entry of `sizes`.",
+        "properties": {
+          "sizes": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Size"
+            },
+            "description": "Each item's size, in order (negative: 422)."
           },
-          {
-            "required": [
-              "sizes"
-            ],
-            "not": {
-              "required": [
-                "size"
-              ]
-            }
+          "count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Number of items (required with `size`; with `sizes`, optional and must equal their number, 422 otherwise). Negative: 422.",
+            "maximum": 9223372036854775807
+          },
+          "spacing": {
+            "type": "number",
+            "minimum": 0,
+            "default": 0,
+            "description": "Points between consecutive items (negative: 422)."
+          },
+          "axis": {
+            "$ref": "#/components/schemas/Axis",
+            "description": "Default: the layout's `axis`."
           }
-        ]
+        }
       },
       "GridSection": {
         "type": "object",
@@ -5149,11 +4642,7 @@ enum OpenAPIDocument {
             "maximum": 9223372036854775807
           },
           "itemSize": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Every item's size (negative: 422)."
           },
           "spacing": {
@@ -5186,19 +4675,11 @@ enum OpenAPIDocument {
             "maximum": 9223372036854775807
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Every page's size (negative: 422)."
           },
           "axis": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
+            "$ref": "#/components/schemas/Axis",
             "description": "Default: the layout's `axis`."
           }
         }
@@ -5279,16 +4760,12 @@ enum OpenAPIDocument {
         "properties": {
           "max": {
             "description": "Caps the pool of every identifier (`null`: no cap).",
-            "oneOf": [
-              {
-                "type": "integer",
-                "minimum": 0,
-                "maximum": 9223372036854775807
-              },
-              {
-                "type": "null"
-              }
-            ]
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 0,
+            "maximum": 9223372036854775807
           },
           "perReuse": {
             "type": "object",
@@ -5314,19 +4791,11 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/LayoutReference"
           },
           "viewport": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "Viewport size."
           },
           "offset": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "Initial content offset; default `[0, 0]`."
           },
           "buffer": {
@@ -5335,11 +4804,7 @@ enum OpenAPIDocument {
             "description": "Points the materialized region extends beyond the viewport on every side; default 20."
           },
           "insets": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Insets"
-              }
-            ],
+            "$ref": "#/components/schemas/Insets",
             "description": "Content insets; default zeros."
           },
           "pool": {
@@ -5350,15 +4815,11 @@ enum OpenAPIDocument {
           },
           "prefetch": {
             "description": "Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.",
-            "oneOf": [
-              {
-                "type": "number",
-                "minimum": 0
-              },
-              {
-                "type": "null"
-              }
-            ]
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0
           },
           "lazyLoad": {
             "type": "boolean",
@@ -5425,7 +4886,10 @@ enum OpenAPIDocument {
             "type": "boolean"
           },
           "selected": {
-            "const": true,
+            "type": "boolean",
+            "enum": [
+              true
+            ],
             "description": "Present (and `true`) on the entry of the session's selected item (`select`)."
           }
         }
@@ -5453,7 +4917,10 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/Rect"
           },
           "selected": {
-            "const": true,
+            "type": "boolean",
+            "enum": [
+              true
+            ],
             "description": "Present (and `true`) on the entry of the session's selected item (`select`)."
           }
         }
@@ -5530,11 +4997,7 @@ enum OpenAPIDocument {
             "description": "After a layout change (`PUT /v1/sessions/{id}/layout`): items that stay materialized, keep their view and whose rect changed."
           },
           "target": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "On a `drag-end` update: where the drag comes to rest (`paging`), clamped to the scrollable range (not along a looping axis)."
           },
           "page": {
@@ -5599,11 +5062,7 @@ enum OpenAPIDocument {
             "description": "`loop` on: entering items whose view goes to a copy other than their layout rect (the rect in `reuse`/`create` is that copy's as well)."
           },
           "recenter": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "`loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise."
           }
         }
@@ -5645,43 +5104,37 @@ enum OpenAPIDocument {
         "description": "Mirrors UIScrollViewDelegate: willBeginDragging, didScroll while dragging, willEndDragging, didScroll while decelerating, didEndDecelerating or a programmatic offset change."
       },
       "ViewportUpdate": {
+        "description": "One viewport update: exactly one of `offset` and `scrollTo` (both, or neither, is a 400).",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/OffsetUpdate"
+          },
+          {
+            "$ref": "#/components/schemas/ScrollToUpdate"
+          }
+        ]
+      },
+      "OffsetUpdate": {
         "type": "object",
         "additionalProperties": false,
-        "description": "One viewport update: exactly one of `offset` and `scrollTo` (both, or neither, is a 400).",
+        "required": [
+          "offset"
+        ],
+        "description": "A viewport update that gives the new offset.",
         "properties": {
           "offset": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Point"
-              }
-            ],
+            "$ref": "#/components/schemas/Point",
             "description": "The new content offset."
           },
-          "scrollTo": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollTo"
-              }
-            ],
-            "description": "Instead of `offset`: scroll to an item. The plan's `offset` is the resulting offset."
-          },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "A new viewport size (rotation)."
           },
           "velocity": {
             "$ref": "#/components/schemas/Velocity"
           },
           "phase": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollPhase"
-              }
-            ],
+            "$ref": "#/components/schemas/ScrollPhase",
             "default": "idle"
           },
           "seq": {
@@ -5692,38 +5145,54 @@ enum OpenAPIDocument {
           },
           "select": {
             "description": "The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.",
-            "oneOf": [
-              {
-                "$ref": "#/components/schemas/ItemId"
-              },
-              {
-                "type": "null"
-              }
-            ]
-          }
-        },
-        "oneOf": [
-          {
-            "required": [
-              "offset"
+            "type": [
+              "string",
+              "null"
             ],
-            "not": {
-              "required": [
-                "scrollTo"
-              ]
-            }
+            "minLength": 1,
+            "maxLength": 256
+          }
+        }
+      },
+      "ScrollToUpdate": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "scrollTo"
+        ],
+        "description": "A viewport update that scrolls to an item (`scrollTo`).",
+        "properties": {
+          "scrollTo": {
+            "$ref": "#/components/schemas/ScrollTo",
+            "description": "Instead of `offset`: scroll to an item. The plan's `offset` is the resulting offset."
           },
-          {
-            "required": [
-              "scrollTo"
+          "size": {
+            "$ref": "#/components/schemas/Size",
+            "description": "A new viewport size (rotation)."
+          },
+          "velocity": {
+            "$ref": "#/components/schemas/Velocity"
+          },
+          "phase": {
+            "$ref": "#/components/schemas/ScrollPhase",
+            "default": "idle"
+          },
+          "seq": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9223372036854775807,
+            "description": "Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409."
+          },
+          "select": {
+            "description": "The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.",
+            "type": [
+              "string",
+              "null"
             ],
-            "not": {
-              "required": [
-                "offset"
-              ]
-            }
+            "minLength": 1,
+            "maxLength": 256
           }
-        ]
+        }
       },
       "ViewportUpdateStream": {
         "type": "array",
@@ -5828,11 +5297,7 @@ enum OpenAPIDocument {
             "description": "Every materialized item with its view, in layout order."
           },
           "pinned": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/PinEntry"
-              }
-            ],
+            "$ref": "#/components/schemas/PinEntry",
             "description": "The sticky header pinned at the current offset, with its view and pinned rect (absent when none is)."
           },
           "pool": {
@@ -5859,7 +5324,9 @@ enum OpenAPIDocument {
         "properties": {
           "status": {
             "type": "string",
-            "const": "ok"
+            "enum": [
+              "ok"
+            ]
           }
         }
       },
@@ -5914,6 +5381,168 @@ enum OpenAPIDocument {
           }
         }
       },
+      "Problem400": {
+        "description": "The problem of a 400 answer: `status` is 400.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  400
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem401": {
+        "description": "The problem of a 401 answer: `status` is 401.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  401
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem404": {
+        "description": "The problem of a 404 answer: `status` is 404.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  404
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem413": {
+        "description": "The problem of a 413 answer: `status` is 413.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  413
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem415": {
+        "description": "The problem of a 415 answer: `status` is 415.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  415
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem422": {
+        "description": "The problem of a 422 answer: `status` is 422.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  422
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem426": {
+        "description": "The problem of a 426 answer: `status` is 426.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  426
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem429": {
+        "description": "The problem of a 429 answer: `status` is 429.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  429
+                ]
+              }
+            }
+          }
+        ]
+      },
+      "Problem503": {
+        "description": "The problem of a 503 answer: `status` is 503.",
+        "allOf": [
+          {
+            "$ref": "#/components/schemas/Problem"
+          },
+          {
+            "properties": {
+              "status": {
+                "type": "integer",
+                "enum": [
+                  503
+                ]
+              }
+            }
+          }
+        ]
+      },
       "SequenceProblem": {
         "allOf": [
           {
@@ -5925,7 +5554,15 @@ enum OpenAPIDocument {
             ],
             "properties": {
               "status": {
-                "const": 409
+                "type": "integer",
+                "enum": [
+                  409
+                ]
+              },
+              "seq": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "The session's current sequence number."
               }
             }
           }
@@ -5939,7 +5576,14 @@ enum OpenAPIDocument {
           {
             "required": [
               "line"
-            ]
+            ],
+            "properties": {
+              "line": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "The line of the bad update, counting from 1."
+              }
+            }
           }
         ]
       },
@@ -5959,11 +5603,7 @@ enum OpenAPIDocument {
         "description": "Where a drag comes to rest: an update with phase `drag-end` answers `target` (and `page` in the modes `page` and `snap`). The target is clamped to the scrollable range `[-insets.top, contentSize.h + insets.bottom − viewport.h]` (likewise on x); the other coordinate is the current offset's, clamped the same way.",
         "properties": {
           "mode": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/PagingMode"
-              }
-            ],
+            "$ref": "#/components/schemas/PagingMode",
             "default": "none"
           },
           "axis": {
@@ -5975,11 +5615,7 @@ enum OpenAPIDocument {
             "description": "The paging axis; by default `y` if the content is taller than the viewport, else `x`."
           },
           "size": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Size"
-              }
-            ],
+            "$ref": "#/components/schemas/Size",
             "description": "The page size (the axis picks its component); by default the viewport size. In the modes `page` and `snap` the component along the axis must be positive (422)."
           },
           "decelerationRate": {
@@ -6030,11 +5666,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/ItemId"
           },
           "align": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/ScrollAlignment"
-              }
-            ],
+            "$ref": "#/components/schemas/ScrollAlignment",
             "default": "auto"
           }
         }
@@ -6059,11 +5691,7 @@ enum OpenAPIDocument {
             "$ref": "#/components/schemas/LayoutReference"
           },
           "anchor": {
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/LayoutAnchor"
-              }
-            ],
+            "$ref": "#/components/schemas/LayoutAnchor",
             "default": "none"
           },
           "seq": {

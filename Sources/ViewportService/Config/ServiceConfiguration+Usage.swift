@@ -13,6 +13,7 @@ extension ServiceConfiguration {
             viewportd — view recycling for scroll views, over HTTP
 
             usage: viewportd [--config PATH] [--FLAG VALUE | --FLAG=VALUE …]
+                   viewportd replay --layout FILE --trace FILE [options]   (viewportd replay --help)
                    viewportd --help
 
             Settings come from config/viewportd.json (or --config PATH / VIEWPORTD_CONFIG), then

@@ -123,6 +123,10 @@ final class APIHandler: HTTPHandler {
         case (.openapi, _):
             let response = HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(OpenAPIDocument.bytes))
             return .respond(record(response, head: head, route: label, started: started))
+        case (.clientModule, _):
+            return .respond(record(ClientAssets.module, head: head, route: label, started: started))
+        case (.demo, _):
+            return .respond(record(ClientAssets.demo, head: head, route: label, started: started))
         case (.layouts, _):
             return collect(head, route: label, started: started) { try self.postLayout($0) }
         case (.layout(let id), _):

@@ -5,6 +5,10 @@ enum Route: Equatable, Sendable {
     case metrics
     /// `GET /openapi.json`: the OpenAPI document of API v1.
     case openapi
+    /// `GET /client/viewportd.js`: the browser client, an ES module.
+    case clientModule
+    /// `GET /demo`: a page that scrolls a 100,000-item feed through the browser client.
+    case demo
     case layouts
     case layout(id: String)
     case sessions
@@ -46,6 +50,8 @@ enum Route: Equatable, Sendable {
         case 1 where equals(0, "healthz"): return .healthz
         case 1 where equals(0, "metrics"): return .metrics
         case 1 where equals(0, "openapi.json"): return .openapi
+        case 1 where equals(0, "demo"): return .demo
+        case 2 where equals(0, "client") && equals(1, "viewportd.js"): return .clientModule
         case 2 where equals(0, "v1") && equals(1, "layouts"): return .layouts
         case 2 where equals(0, "v1") && equals(1, "sessions"): return .sessions
         case 3 where equals(0, "v1") && equals(1, "layouts"): return .layout(id: string(2))
@@ -63,6 +69,8 @@ enum Route: Equatable, Sendable {
         case .healthz: return "/healthz"
         case .metrics: return "/metrics"
         case .openapi: return "/openapi.json"
+        case .clientModule: return "/client/viewportd.js"
+        case .demo: return "/demo"
         case .layouts: return "/v1/layouts"
         case .layout: return "/v1/layouts/{id}"
         case .sessions: return "/v1/sessions"
@@ -76,7 +84,7 @@ enum Route: Equatable, Sendable {
     /// Methods the path answers, for 405's `Allow`.
     var allowedMethods: [String] {
         switch self {
-        case .healthz, .metrics, .openapi, .layout, .sessionSocket: return ["GET"]
+        case .healthz, .metrics, .openapi, .clientModule, .demo, .layout, .sessionSocket: return ["GET"]
         case .layouts, .sessions, .sessionViewport: return ["POST"]
         case .session: return ["GET", "DELETE"]
         case .sessionLayout: return ["PUT"]
