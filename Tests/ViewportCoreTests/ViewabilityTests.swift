@@ -89,6 +89,27 @@ struct ViewabilityTests {
         #expect(plan.leave == [0])
     }
 
+    @Test func aLoopingCarouselCountsTheCopyOnScreenByItsFraction() throws {
+        let layout = try makeLayout((0..<10).map { ItemSpec(id: "p\($0)", rect: Rect(x: Double($0) * 100, y: 0, width: 100, height: 100), reuse: "p") })
+        var configuration = SessionConfiguration(viewport: Size(width: 100, height: 100), buffer: 0, exposure: true, loop: true)
+        configuration.exposureRule = ExposureRule(threshold: 0.5)
+        var session = try ViewportSession(layout: layout, configuration: configuration)
+        #expect(Self.entries(session.lastPlan.enter) == ["0:1"])
+        var plan = try session.apply(ViewportUpdate(offset: Point(x: -49, y: 0), phase: .dragging))
+        #expect(plan.enter.isEmpty && plan.leave.isEmpty)  // p9's copy shows 49 %
+        plan = try session.apply(ViewportUpdate(offset: Point(x: -51, y: 0), phase: .dragging))
+        #expect(Self.entries(plan.enter) == ["9:1"] && plan.leave == [0])
+        // Far along the loop: the copy of p0 at 10 000 … 10 100.
+        plan = try session.apply(ViewportUpdate(offset: Point(x: 9_960, y: 0), phase: .dragging))
+        #expect(Self.entries(plan.enter) == ["0:2"] && plan.leave == [9])
+        // An idle plan recenters into [0, 1000): the picture, and what is on screen, stay.
+        plan = try session.apply(ViewportUpdate(offset: Point(x: 9_960, y: 0)))
+        #expect(plan.recenter == Point(x: -9_000, y: 0))
+        plan = try session.apply(ViewportUpdate(offset: Point(x: 961, y: 0)))
+        #expect(plan.enter.isEmpty && plan.leave.isEmpty)
+        #expect(session.onScreen == [0])
+    }
+
     // MARK: viewed and time
 
     @Test func viewedListsAStayOnceItHasLastedMinTimeOfClientTime() throws {
