@@ -160,6 +160,24 @@ struct ViewabilityTests {
         #expect(session.time == 52)
     }
 
+    @Test func staysFollowTheirItemsAcrossALayoutChangeWhichStartsNoClock() throws {
+        var session = try Self.session(Self.rows(), buffer: Buffer(ahead: 200, behind: 0), minTime: 1, time: 0)
+        _ = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 10), time: 0.5))
+        #expect(session.motion == Motion(x: 0, y: 1))
+        // row1 is replaced by "new"; row0 and row2 stay on screen.
+        var specs = (0..<100).map { ItemSpec(id: "row\($0)", rect: Rect(x: 0, y: Double($0) * 100, width: 100, height: 100), reuse: "row") }
+        specs[1].id = "new"
+        let plan = try session.changeLayout(to: try makeLayout(specs), anchor: .none)
+        #expect(Self.entries(plan.enter) == ["1:1"] && plan.leave == [1] && plan.viewed.isEmpty)
+        // No motion after a layout change: max(200, 0) on both sides.
+        #expect(session.motion == .none && session.region.minY == -190)
+        // row3 entered at 0.5 (the screen is 10 … 310).
+        var next = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 10), time: 1))
+        #expect(Self.entries(next.viewed) == ["0:1", "2:1"])
+        next = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 10), time: 2))
+        #expect(Self.entries(next.viewed) == ["1:1", "3:1"])  // "new": its clock started at 1
+    }
+
     @Test func aTimeLowerThanTheSessionsLastIsRefusedAndChangesNothing() throws {
         var session = try Self.session(Self.rows(), minTime: 1, time: 5)
         #expect(session.time == 5)

@@ -187,9 +187,10 @@ public struct LayoutBuilder: Sendable {
     /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
     /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size. Generated
     /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
-    /// sent one by one get the same id. A layout with sticky items adds them (their positions) and
-    /// its axis, which decide how it behaves; without sticky items the axis changes nothing, and
-    /// the digest is what it always was.
+    /// sent one by one get the same id. A layout along x with sticky items adds its axis and its
+    /// sticky items (their positions), which decide where they pin: it is not the layout along y
+    /// with the same rects. Every other layout's digest is what it always was (without sticky
+    /// items the axis changes nothing).
     private static func digest(of layout: Layout) -> String {
         var sha = SHA256()
         var scratch: [UInt8] = []
@@ -223,9 +224,8 @@ public struct LayoutBuilder: Sendable {
         }
         put(layout.contentSize.width)
         put(layout.contentSize.height)
-        if !layout.stickyItems.isEmpty {
-            scratch.append(contentsOf: Array("sticky".utf8))
-            scratch.append(layout.axis == .x ? UInt8(ascii: "x") : UInt8(ascii: "y"))
+        if layout.axis == .x && !layout.stickyItems.isEmpty {
+            scratch.append(contentsOf: Array("sticky-x".utf8))
             put(UInt64(layout.stickyItems.count))
             for item in layout.stickyItems.sorted() {
                 put(UInt64(item))

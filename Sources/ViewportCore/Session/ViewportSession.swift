@@ -236,7 +236,8 @@ public struct ViewportSession: Sendable {
         if let t = update.time {
             guard t.isFinite else { throw .invalid(field: "time", reason: "must be finite") }
             if let last = time, t < last {
-                throw .invalid(field: "time", reason: "\(t) is lower than the session's last time \(last) (the client's clock must not go back)")
+                throw .invalid(
+                    field: "time", reason: "\(Self.plain(t)) is lower than the session's last time \(Self.plain(last)) (the client's clock must not go back)")
             }
         }
         if let velocity = update.velocity, !velocity.isFinite {
@@ -261,6 +262,11 @@ public struct ViewportSession: Sendable {
             throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
         }
         return newOffset
+    }
+
+    /// A number as a JSON client wrote it: `9`, not `9.0`.
+    static func plain(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
     }
 
     /// Every materialized item with its view, in layout order.
