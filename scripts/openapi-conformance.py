@@ -55,7 +55,7 @@ import requests  # noqa: E402
 TOKEN = "conformance-token"
 MAX_BODY = 2048      # matches the 413 examples
 MAX_ITEMS = 16       # matches the tooManyItems example
-MAX_SESSIONS = 8     # the examples keep six sessions open
+MAX_SESSIONS = 10    # the examples keep eight sessions open
 UNKNOWN_ID = "00000000000000000000000000000000"  # the id the 404/422 examples use
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
@@ -386,6 +386,9 @@ def run(spec, base, checks):
         r.expect("carousel after recentering", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions['carousel']}"), 200, example="carousel")
     if "sticky" in r.sessions:
         r.expect("sticky after its updates", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions['sticky']}"), 200, example="sticky")
+    for name in ("viewability", "stickyRow"):
+        if name in r.sessions:
+            r.expect(f"{name} after its updates", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions[name]}"), 200, example=name)
     r.expect("unknown session", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{UNKNOWN_ID}"), 404, example="unknownSession")
     r.expect("", "/v1/sessions/{id}", "delete", r.send("delete", substitute(f"/v1/sessions/{documented_session}", r.ids)), 204)
     r.expect("closed session", "/v1/sessions/{id}", "delete", r.send("delete", f"/v1/sessions/{UNKNOWN_ID}"), 404, example="unknownSession")

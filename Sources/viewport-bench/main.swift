@@ -5,6 +5,11 @@
 // Prints index build time and bytes per item, planned updates per second for small steps and for
 // jumps, bytes per session, and the same updates through two baselines (LazyScrollView's sorted
 // arrays with set intersection, and a linear scan) as ratios measured in the same run.
+//
+//   swift run -c release viewport-bench [items] buffer
+//
+// only compares a direction-aware buffer (`{"ahead": 600, "behind": 40}`) with symmetric ones on
+// the small-step and fling traces, side by side in one run.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,6 +39,8 @@ func fmt(_ v: Double, _ digits: Int = 2) -> String {
 let count = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1_000_000 : 1_000_000
 /// `viewport-bench N small`: only the small-step measurement (for profiling it).
 let onlySmallSteps = CommandLine.arguments.dropFirst(2).first == "small"
+/// `viewport-bench N buffer`: only the direction-aware buffer comparison.
+let onlyBuffers = CommandLine.arguments.dropFirst(2).first == "buffer"
 print("viewport-bench: \(count) items, release build\n")
 /// `viewport-bench N stack`: only the stack measurements (StackBench.swift).
 if CommandLine.arguments.dropFirst(2).first == "stack" {
@@ -97,6 +104,51 @@ let contentHeight = layout.contentSize.height
     return (Double(offsets.count) / (now() - start), changes)
 }
 
+/// Small steps and flings with `{"ahead": 600, "behind": 40}` against symmetric buffers of 20 (the
+/// default) and 600 (its `max`). The machine is noisy (shared cores), so the three sessions take
+/// the same trace in interleaved chunks of 10,000 updates, in a rotating order, each timing its
+/// own chunks: a burst of noise hits all three alike. Three rounds; the best total of each.
+@MainActor func compareBuffers(smallSteps: [Double], flings: [Double]) throws {
+    let buffers: [(String, Buffer)] = [("20", 20), ("600/40", Buffer(ahead: 600, behind: 40)), ("600", 600)]
+    for (name, trace, velocity) in [
+        ("small steps (7 pt)", smallSteps, false), ("small steps with velocity", smallSteps, true),
+        ("flings (120 pt)", flings, false), ("flings with velocity", flings, true),
+    ] {
+        var best = [Double](repeating: .infinity, count: buffers.count)
+        var entering = [Int](repeating: 0, count: buffers.count)
+        for _ in 0..<3 {
+            var sessions = try buffers.map { _, buffer in
+                var configuration = SessionConfiguration(viewport: viewport)
+                configuration.buffer = buffer
+                return try ViewportSession(layout: layout, configuration: configuration)
+            }
+            var seconds = [Double](repeating: 0, count: buffers.count)
+            var changes = [Int](repeating: 0, count: buffers.count)
+            let chunk = 10_000
+            for (c, start) in stride(from: 0, to: trace.count, by: chunk).enumerated() {
+                let end = min(trace.count, start + chunk)
+                for r in 0..<buffers.count {
+                    let k = (c + r) % buffers.count
+                    var last = start == 0 ? sessions[k].offset.y : trace[start - 1]
+                    let t0 = now()
+                    for y in trace[start..<end] {
+                        let v: Point? = velocity ? Point(x: 0, y: (y - last) * 60) : nil
+                        last = y
+                        let plan = try sessions[k].apply(ViewportUpdate(offset: Point(x: 0, y: y), velocity: v))
+                        changes[k] &+= plan.create.count &+ plan.reuse.count
+                    }
+                    seconds[k] += now() - t0
+                }
+            }
+            for k in buffers.indices { best[k] = min(best[k], seconds[k]) }
+            entering = changes
+        }
+        let rates = best.map { Double(trace.count) / $0 }
+        line("buffer \(name): updates/s", zip(buffers, rates).map { "\($0.0.0): \(fmt($0.1 / 1e6, 3)) M" }.joined(separator: ", "))
+        line("  600/40 ÷ 20, 600/40 ÷ 600", "\(fmt(rates[1] / rates[0], 3)), \(fmt(rates[1] / rates[2], 3))  (views entering: \(entering.map(String.init).joined(separator: " / ")))")
+    }
+}
+
 // Small steps: a finger drag at 60 Hz, 7 pt per frame, down the first part of the feed and back.
 let smallSteps = 2_000_000
 var offsets: [Double] = []
@@ -107,6 +159,12 @@ for i in 0..<smallSteps {
     offsets.append(y)
 }
 _ = try runTrace(Array(offsets.prefix(100_000)))  // warm up
+let smallStepOffsets = offsets
+let flingOffsets = (0..<500_000).map { contentHeight / 3 + Double($0 % 20_000) * 120 }
+if onlyBuffers {
+    try compareBuffers(smallSteps: smallStepOffsets, flings: flingOffsets)
+    exit(0)
+}
 let small = try runTrace(offsets)
 line("small steps (7 pt): updates/s", "\(fmt(small.rate / 1e6, 3)) M  (\(small.changes) views entering)")
 if CommandLine.arguments.dropFirst(2).first == "service-load" {
@@ -178,9 +236,11 @@ let jump = try runTrace(offsets)
 line("jumps (random offsets): updates/s", "\(fmt(jump.rate / 1e6, 3)) M  (\(jump.changes / jumps) views entering per jump)")
 
 // Flings: 120 pt per frame.
-offsets = (0..<500_000).map { contentHeight / 3 + Double($0 % 20_000) * 120 }
-let fling = try runTrace(offsets)
+let fling = try runTrace(flingOffsets)
 line("flings (120 pt steps): updates/s", "\(fmt(fling.rate / 1e6, 3)) M")
+
+// Direction-aware buffers against symmetric ones, side by side.
+try compareBuffers(smallSteps: smallStepOffsets, flings: flingOffsets)
 
 // Layout swap: 30 items prepended above a 1M-item feed, anchored on the visible items.
 do {

@@ -21,8 +21,12 @@ public final class Layout: Sendable {
     /// The explicit runs of `segments` as (layout start, storage start, count), in order: storage
     /// positions map back to layout positions by binary search.
     let explicitRuns: [(start: Int, storageStart: Int, count: Int)]
-    /// Sticky items (section headers that pin to the top), by their top edge (then layout order).
+    /// Sticky items (section headers that pin to the viewport's leading edge along `axis`), by
+    /// their leading edge along it (then layout order).
     public let stickyItems: [Int]
+    /// The layout's axis: the `axis` its sections stack along, or the one an `items` layout names
+    /// (`y` by default). Sticky items pin along it: at the top for `y`, at the left for `x`.
+    public let axis: Axis
     /// Number of items.
     public let count: Int
     /// Reuse identifier names, by class, in order of first appearance.
@@ -39,7 +43,7 @@ public final class Layout: Sendable {
     init(
         ids: ItemIDTable, rects: ContiguousArray<Rect>, reuseClasses: ContiguousArray<Int32>, segments: [LayoutSegment],
         stickyItems: [Int], reuseNames: [String], contentSize: Size, hasExplicitContentSize: Bool, digest: String,
-        index: SpatialIndex?
+        index: SpatialIndex?, axis: Axis = .y
     ) {
         self.ids = ids
         self.explicitRects = rects
@@ -47,6 +51,7 @@ public final class Layout: Sendable {
         self.segments = segments
         self.count = segments.last.map { $0.start + $0.count } ?? rects.count
         self.stickyItems = stickyItems
+        self.axis = axis
         var sections: [String: Int] = [:]
         for (k, segment) in segments.enumerated() {
             if case .generated(_, let section) = segment { sections[section.id] = k }

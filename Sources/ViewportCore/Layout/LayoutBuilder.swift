@@ -13,8 +13,10 @@ public struct LayoutBuilder: Sendable {
     /// Runs of explicit items and generated sections; only kept once a section is generated.
     private var segments: [LayoutSegment] = []
     private var generatedCount = 0
-    /// Sticky items with their top edges.
-    private var sticky: [(item: Int, top: Double)] = []
+    /// Sticky items with their rects.
+    private var sticky: [(item: Int, rect: Rect)] = []
+    /// The layout's axis (sticky items pin along it).
+    private var axis = Axis.y
     /// Added to the items' extent for the default content size (a section stack's trailing insets).
     private var trailingPadding = Size.zero
 
@@ -30,7 +32,8 @@ public struct LayoutBuilder: Sendable {
     public var count: Int { rects.count + generatedCount }
 
     /// Adds an item given its id as UTF-8 bytes. `reuse` nil or empty: the view is never reused.
-    /// A `sticky` item is a section header that pins to the top while its section is on screen.
+    /// A `sticky` item is a section header that pins to the viewport's leading edge along the
+    /// layout's axis (the top for `y`) while its section is on screen.
     public mutating func append<ID: Collection<UInt8>>(idUTF8 id: ID, rect: Rect, reuse: String?, sticky: Bool = false) throws(LayoutError) {
         let index = count
         guard index < maxItems else { throw .tooManyItems(count: index + 1, limit: maxItems) }
@@ -51,7 +54,7 @@ public struct LayoutBuilder: Sendable {
                 segments.append(.explicit(start: index, storageStart: rects.count, count: 1))
             }
         }
-        if sticky { self.sticky.append((index, rect.y)) }
+        if sticky { self.sticky.append((index, rect)) }
         ids.append(id)
         rects.append(rect)
         reuseClasses.append(reuseClass(for: reuse))
@@ -95,6 +98,10 @@ public struct LayoutBuilder: Sendable {
         return section.farCorner
     }
 
+    /// Sets the layout's axis (`y` by default): the one its sections stack along, along which sticky
+    /// items pin.
+    public mutating func setAxis(_ axis: Axis) { self.axis = axis }
+
     /// Grows the default content size beyond the items' extent (a section stack's trailing insets).
     public mutating func setTrailingPadding(_ padding: Size) throws(LayoutError) {
         guard padding.isValidExtent else { throw .invalidSection(field: "insets", reason: "must be finite and not negative") }
@@ -133,11 +140,15 @@ public struct LayoutBuilder: Sendable {
         guard size.isFinite else {
             throw .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
         }
-        let stickyByTop = sticky.sorted { ($0.top, $0.item) < ($1.top, $1.item) }.map(\.item)
+        let axis = self.axis
+        let stickyByTop = sticky.sorted {
+            (axis.leadingEdge(of: $0.rect), $0.item) < (axis.leadingEdge(of: $1.rect), $1.item)
+        }.map(\.item)
         // Without an index yet: it serves ids, rects and reuse classes to the checks and the digest.
         let provisional = Layout(
             ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
-            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "", index: nil)
+            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "", index: nil,
+            axis: axis)
         // An explicit id that spells a generated one ("feed-3") would name two items.
         if !sectionIDs.isEmpty {
             for run in provisional.explicitRuns {
@@ -156,7 +167,7 @@ public struct LayoutBuilder: Sendable {
         return Layout(
             ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
             reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
-            digest: digest, index: index)
+            digest: digest, index: index, axis: axis)
     }
 
     private mutating func reuseClass(for name: String?) -> Int32 {
@@ -176,7 +187,10 @@ public struct LayoutBuilder: Sendable {
     /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
     /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size. Generated
     /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
-    /// sent one by one get the same id.
+    /// sent one by one get the same id. A layout along x with sticky items adds its axis and its
+    /// sticky items (their positions), which decide where they pin: it is not the layout along y
+    /// with the same rects. Every other layout's digest is what it always was (without sticky
+    /// items the axis changes nothing).
     private static func digest(of layout: Layout) -> String {
         var sha = SHA256()
         var scratch: [UInt8] = []
@@ -210,6 +224,14 @@ public struct LayoutBuilder: Sendable {
         }
         put(layout.contentSize.width)
         put(layout.contentSize.height)
+        if layout.axis == .x && !layout.stickyItems.isEmpty {
+            scratch.append(contentsOf: Array("sticky-x".utf8))
+            put(UInt64(layout.stickyItems.count))
+            for item in layout.stickyItems.sorted() {
+                put(UInt64(item))
+                if scratch.count >= 1 << 16 - 16 { flush() }
+            }
+        }
         flush()
         let hex = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []

@@ -25,6 +25,8 @@ public struct SectionStack: Sendable {
 
     /// Adds a section's items to `builder`.
     public mutating func append(_ spec: SectionSpec, to builder: inout LayoutBuilder) throws(LayoutError) {
+        // The stack's axis is the layout's: sticky items pin along it.
+        builder.setAxis(axis)
         let index = sections
         sections += 1
         let id = spec.id ?? String(index)

@@ -4,7 +4,7 @@
 /// order. Items are positions in the session's layout.
 ///
 /// Besides the views, a plan carries the outputs of paging (`target`, `page`) and of the scrolling
-/// helpers (`prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `selected`) and of
+/// helpers (`prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `selected`) and of
 /// `loop` (`placements`, `recenter`); each is empty or nil when it has nothing to say.
 public struct Plan: Hashable, Sendable {
     public var seq: UInt64
@@ -134,6 +134,13 @@ public struct Plan: Hashable, Sendable {
     public var leave: [Int] {
         get { extras?.leave ?? [] }
         set { updateExtras { $0.leave = newValue } }
+    }
+
+    /// `viewed`: with `exposure.minTime`, items whose stay on screen has lasted `minTime` seconds of
+    /// client time, once per stay, with how many of their stays were viewed (from 1).
+    public var viewed: [ExposureEntry] {
+        get { extras?.viewed ?? [] }
+        set { updateExtras { $0.viewed = newValue } }
     }
 
     /// `linked`: each follower's offset, by name in ascending order.

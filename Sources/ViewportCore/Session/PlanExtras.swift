@@ -17,6 +17,7 @@ struct PlanExtras: Hashable, Sendable {
     var load: [Int] = []
     var enter: [ExposureEntry] = []
     var leave: [Int] = []
+    var viewed: [ExposureEntry] = []
     var linked: [LinkedOffset] = []
     var selected: Int?
     var placements: [Placement] = []

@@ -3,8 +3,11 @@
 public struct SessionConfiguration: Hashable, Sendable {
     public var viewport: Size
     public var offset: Point
-    /// Points the materialized region extends beyond the viewport on every side.
-    public var buffer: Double
+    /// `scrollTo`: the opening plan starts at the offset that puts this item in place (instead of
+    /// `offset`, which it replaces; FlatList's initialScrollIndex).
+    public var scrollTo: ScrollTarget?
+    /// How far the materialized region extends beyond the viewport (see `Buffer`).
+    public var buffer: Buffer
     public var insets: Insets
     public var pool: PoolCaps
     /// Most items the session may materialize at once (a plan larger than that is refused with
@@ -18,6 +21,10 @@ public struct SessionConfiguration: Hashable, Sendable {
     public var lazyLoad: Bool
     /// `exposure`: list items entering and leaving the screen region under `enter` and `leave`.
     public var exposure: Bool
+    /// With `exposure`: when an item counts as on screen, and `minTime` for `viewed`.
+    public var exposureRule = ExposureRule()
+    /// `time`: the client's clock at the opening plan, in seconds; nil for none.
+    public var time: Double?
     /// `links`: follower scroll views by name; every plan carries their offsets under `linked`.
     public var links: [String: LinkedScrollView]
     /// `loop`: the content repeats endlessly along the paging axis (see `LoopSpace` and
@@ -31,7 +38,7 @@ public struct SessionConfiguration: Hashable, Sendable {
     ) {
         self.viewport = viewport
         self.offset = offset
-        self.buffer = buffer
+        self.buffer = Buffer(buffer)
         self.insets = insets
         self.pool = pool
         self.paging = paging
@@ -49,7 +56,10 @@ public struct SessionConfiguration: Hashable, Sendable {
             throw .invalid(field: "viewport", reason: "width and height must be finite and not negative")
         }
         guard offset.isFinite else { throw .invalid(field: "offset", reason: "must be finite") }
-        guard buffer.isFinite, buffer >= 0 else { throw .invalid(field: "buffer", reason: "must be finite and not negative") }
+        try buffer.validate(field: "buffer")
+        if let scrollTo { try scrollTo.validate() }
+        if let time, !time.isFinite { throw .invalid(field: "time", reason: "must be finite") }
+        try exposureRule.validate()
         guard insets.isFinite else { throw .invalid(field: "insets", reason: "must be finite") }
         if let max = pool.max, max < 0 { throw .invalid(field: "pool.max", reason: "must not be negative") }
         for (name, cap) in pool.perReuse.sorted(by: { $0.key < $1.key }) where cap < 0 {

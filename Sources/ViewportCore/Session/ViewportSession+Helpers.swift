@@ -5,25 +5,28 @@ extension ViewportSession {
     ///
     /// Called only when something can come of it: a helper is on, an item is selected, or the
     /// phase is `drag-begin` or `drag-end`.
-    /// - Complexity: paging O(1) (O(log n) in the mode `items`); `exposure` two strip queries,
-    ///   O(log n + s) for s items on the strips; `prefetch` one strip query over the swept region,
+    /// - Complexity: paging O(1) (O(log n) in the mode `items`); `exposure` strip queries around
+    ///   the screen's moving edges, O(log n + s) for s items on the strips (a fraction is computed
+    ///   for those only), plus O(v log v) for v items viewed; `prefetch` one strip query over the swept region,
     ///   O(log n + p log p) for p predictions; `lazyLoad` O(c) for c items entering, leaving or
     ///   loaded, plus a screen query at `drag-end`; `links` O(links).
     /// The helpers' outputs for a layout change (phase idle, no velocity). `leaving` are new-layout
     /// positions of leaving items still in the layout; `leftScreen` are previous-layout positions
     /// (a layout change's `leave`, like its `recycle` and `discard`, names the previous layout);
     /// so are `cancelledPredictions`, every prediction outstanding before the change that did not
-    /// enter (a layout change has no velocity), removed items included.
+    /// enter (a layout change has no velocity), removed items included. `leftScreenStaying` are
+    /// the new-layout positions of the items of `leftScreen` still in the layout (their stays on
+    /// screen end). A layout change carries no `time`: it starts no clock and views nothing.
     mutating func finishLayoutChangePlan(
         _ plan: inout Plan, leaving: [Int], entering: [Int], enteredScreen: [Int], leftScreen: [Int],
-        cancelledPredictions: [Int]
+        leftScreenStaying: [Int], cancelledPredictions: [Int]
     ) {
         // Keep what the plan already carries (moves, pins); the helpers fill in their own parts.
         var extras = plan.extras ?? PlanExtras()
         extras.selected = selected
-        if exposureTracker != nil, let (enter, leave) = exposureTracker?.record(entered: enteredScreen, left: leftScreen) {
+        if exposureTracker != nil, let (enter, _) = exposureTracker?.record(entered: enteredScreen, left: leftScreenStaying, time: nil) {
             extras.enter = enter
-            extras.leave = leave
+            extras.leave = leftScreen
         }
         if prefetcher != nil { extras.cancelPrefetch = cancelledPredictions }
         if lazyLoader != nil {
@@ -36,7 +39,7 @@ extension ViewportSession {
     }
 
     mutating func finishPlan(
-        _ plan: inout Plan, phase: ScrollPhase, velocity: Point?, previous: (offset: Point, viewport: Size)?,
+        _ plan: inout Plan, phase: ScrollPhase, velocity: Point?, time: Double?, previous: (offset: Point, viewport: Size)?,
         leaving: [Int], entering: [Int]
     ) {
         // Keep what the plan already carries (moves, pins); the helpers fill in their own parts.
@@ -53,22 +56,21 @@ extension ViewportSession {
             dragBegin = nil
         }
 
-        if exposureTracker != nil {
+        if let rule = exposureTracker?.rule {
             let screen = Region(offset: offset, viewport: viewport, buffer: 0)
             var entered: [Int]
             var left: [Int] = []
             if let previous {
                 let old = Region(offset: previous.offset, viewport: previous.viewport, buffer: 0)
-                entered = items(in: screen, notIn: old)
-                left = items(in: old, notIn: screen)
+                (entered, left) = screenChanges(from: old, to: screen, rule: rule)
             } else {
-                entered = items(in: screen)
+                entered = itemsOnScreen(screen, rule: rule)
             }
-            if let (enter, leave) = exposureTracker?.record(entered: entered, left: left) {
+            if let (enter, viewed) = exposureTracker?.record(entered: entered, left: left, time: time) {
                 extras.enter = enter
-                extras.leave = leave
+                extras.leave = left
+                extras.viewed = viewed
             }
-            entered = []
         }
 
         if let prefetcher {
@@ -76,7 +78,7 @@ extension ViewportSession {
             if var v = velocity {
                 if let loop {
                     // The content repeats: a sweep longer than two periods predicts nothing more.
-                    let limit = 2 * loop.period + loop.axis.component(of: viewport) + 2 * buffer
+                    let limit = 2 * loop.period + loop.axis.component(of: viewport) + 2 * buffer.still
                     let d = loop.axis.component(of: v) * prefetcher.seconds
                     if abs(d) > limit { v = loop.axis.setting((d > 0 ? limit : -limit) / prefetcher.seconds, in: v) }
                 }

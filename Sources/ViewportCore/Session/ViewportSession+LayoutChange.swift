@@ -34,7 +34,8 @@ extension ViewportSession {
                 break
             }
         }
-        let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer)
+        // A layout change is not a scroll: no motion, so a direction-aware buffer is max(a, b) around.
+        let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer, motion: .none)
         var materialized = newLayout.items(in: newRegion)
         // A sticky header pinned in the new layout is materialized too.
         let newPin = newLayout.stickyItems.isEmpty ? nil : ViewportSession.pinnedHeader(in: newLayout, at: newOffset, insets: insets)
@@ -95,7 +96,9 @@ extension ViewportSession {
         }
 
         // The helpers' per-item state follows the items by id.
-        let screenBefore = exposureTracker == nil ? [] : old.items(in: Region(offset: offset, viewport: viewport, buffer: 0))
+        let screenBefore = exposureTracker.map {
+            Self.itemsOnScreen(of: old, Region(offset: offset, viewport: viewport, buffer: 0), rule: $0.rule)
+        } ?? []
         var positions: [Int: Int] = [:]
         func remapped(_ item: Int) -> Int? {
             if let known = positions[item] { return known >= 0 ? known : nil }
@@ -124,6 +127,7 @@ extension ViewportSession {
         stats.updates += 1
         offset = newOffset
         region = newRegion
+        motion = .none
         safeWindow = nil
         let entering = materialized.filter { survivors[$0] == nil }
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
@@ -138,13 +142,14 @@ extension ViewportSession {
         pinned = newPin
         if usesHelpers || selected != nil {
             // Items that stay on screen keep their exposure; the rest enter or leave it.
-            let screenAfter = exposureTracker == nil ? [] : items(in: Region(offset: newOffset, viewport: viewport, buffer: 0))
+            let screenAfter = exposureTracker.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0.rule) } ?? []
             let stayed = Set(screenBefore.compactMap(remapped)).intersection(screenAfter)
             let enteredScreen = screenAfter.filter { !stayed.contains($0) }
             let leftScreen = screenBefore.filter { remapped($0).map { !stayed.contains($0) } ?? true }
             finishLayoutChangePlan(
                 &plan, leaving: leaving.compactMap { remapped($0.item) }, entering: entering,
-                enteredScreen: enteredScreen, leftScreen: leftScreen, cancelledPredictions: cancelledPredictions)
+                enteredScreen: enteredScreen, leftScreen: leftScreen, leftScreenStaying: leftScreen.compactMap(remapped),
+                cancelledPredictions: cancelledPredictions)
         }
         lastPlan = plan
         return plan

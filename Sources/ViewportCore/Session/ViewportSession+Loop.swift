@@ -66,7 +66,7 @@ extension ViewportSession {
         let shift = loop.recenterShift(of: axis.component(of: offset))
         guard shift != 0 else { return nil }
         offset = axis.setting(axis.component(of: offset) + shift, in: offset)
-        region = Region(offset: offset, viewport: viewport, buffer: buffer)
+        region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
         if let begin = dragBegin { dragBegin = axis.setting(axis.component(of: begin) + shift, in: begin) }
         for (item, copy) in loopShifts { loopShifts[item] = copy + shift }
         return axis.setting(shift, in: .zero)

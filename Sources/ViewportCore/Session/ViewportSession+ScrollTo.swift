@@ -3,12 +3,24 @@ extension ViewportSession {
     /// axes, clamped to the scrollable range (along a looping axis: the item's copy nearest to the
     /// current offset, not clamped).
     ///
-    /// Per axis, with the item at `[a, a + len]`, the viewport length `v` and the current offset `o`:
-    /// `start` → `a`; `center` → `a + len/2 − v/2`; `end` → `a + len − v`; `auto` → `a` if
-    /// `len > v`, else `min(max(o, a + len − v), a)` (no movement when the item is shown whole).
+    /// Per axis, with the item at `[a, a + len]`, the viewport length `v`, the current offset `o`
+    /// and the margin `m`: `start` → `a − m`; `center` → `a + len/2 − v/2`; `end` →
+    /// `a + len − v + m`; `auto` → `a − m` if `len + 2m > v`, else `min(max(o, a + len − v + m), a − m)`
+    /// (no movement when the item is shown whole with its margins).
     /// - Complexity: O(1).
     public func scrollOffset(to target: ScrollTarget, viewport: Size) -> Point {
+        Self.scrollOffset(to: target, viewport: viewport, from: offset, layout: layout, insets: insets, loop: loop)
+    }
+
+    /// `scrollOffset(to:viewport:)` from `offset`, for a session being opened.
+    static func scrollOffset(
+        to target: ScrollTarget, viewport: Size, from offset: Point, layout: Layout, insets: Insets, loop: LoopSpace?
+    ) -> Point {
         let rect = layout.rects[target.item]
+        // Written so that a margin of 0 computes exactly what it did before margins existed.
+        let m = target.margin
+        func minus(_ x: Double) -> Double { m == 0 ? x : x - m }
+        func plus(_ x: Double) -> Double { m == 0 ? x : x + m }
         var result = offset
         for axis in Axis.allCases {
             let o = axis.component(of: offset)
@@ -18,10 +30,10 @@ extension ViewportSession {
             let v = axis.component(of: viewport)
             let value: Double
             switch target.align {
-            case .start: value = a
+            case .start: value = minus(a)
             case .center: value = a + len / 2 - v / 2
-            case .end: value = a + len - v
-            case .auto: value = len > v ? a : min(max(o, a + len - v), a)
+            case .end: value = plus(a + len - v)
+            case .auto: value = (m == 0 ? len : len + 2 * m) > v ? minus(a) : min(max(o, plus(a + len - v)), minus(a))
             }
             let placed = loop?.axis == axis
                 ? value

@@ -1,7 +1,9 @@
 /// Sticky headers (UITableView's section headers): an item marked sticky whose top has scrolled
 /// above the viewport's top (`offset.y + insets.top`) while its section — up to the next sticky
 /// item, or the end of the content — is still on screen stays materialized, pinned at the top;
-/// the next header pushes it up as it arrives.
+/// the next header pushes it up as it arrives. Along a layout whose axis is `x` the same happens
+/// at the left (`offset.x + insets.left`), with left edges and widths (Compose's sticky headers on
+/// rows).
 extension ViewportSession {
     /// The header pinned at `offset`, and its pinned rect.
     /// - Complexity: O(log s) for s sticky items.
@@ -12,22 +14,28 @@ extension ViewportSession {
     static func pinnedHeader(in layout: Layout, at offset: Point, insets: Insets) -> PinnedHeader? {
         let headers = layout.stickyItems
         guard !headers.isEmpty else { return nil }
-        let top = offset.y + insets.top
+        let axis = layout.axis
+        // "top" is the leading edge along the axis: the top for y, the left for x.
+        let top = axis.component(of: offset) + (axis == .y ? insets.top : insets.left)
         // The last header whose top is above the viewport's top.
         var lo = 0
         var hi = headers.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if layout.rect(at: headers[mid]).y < top { lo = mid + 1 } else { hi = mid }
+            if axis.leadingEdge(of: layout.rect(at: headers[mid])) < top { lo = mid + 1 } else { hi = mid }
         }
         guard lo > 0 else { return nil }
         let header = headers[lo - 1]
         let rect = layout.rect(at: header)
-        let nextTop = lo < headers.count ? layout.rect(at: headers[lo]).y : layout.contentSize.height
+        let nextTop = lo < headers.count ? axis.leadingEdge(of: layout.rect(at: headers[lo])) : axis.component(of: layout.contentSize)
         // Its section has scrolled away entirely.
         guard nextTop > top else { return nil }
         var pinned = rect
-        pinned.y = max(rect.y, min(top, nextTop - rect.height))
+        if axis == .y {
+            pinned.y = max(rect.y, min(top, nextTop - rect.height))
+        } else {
+            pinned.x = max(rect.x, min(top, nextTop - rect.width))
+        }
         return PinnedHeader(item: header, rect: pinned)
     }
 

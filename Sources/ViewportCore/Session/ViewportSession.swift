@@ -6,12 +6,16 @@ public struct ViewportSession: Sendable {
     public internal(set) var layout: Layout
     public internal(set) var offset: Point
     public private(set) var viewport: Size
-    public let buffer: Double
+    public let buffer: Buffer
     public let insets: Insets
     public let poolCaps: PoolCaps
 
     /// The materialized region at the current offset and viewport.
     public internal(set) var region: Region
+    /// The motion `region` leans toward (see `Buffer`): that of the last update.
+    public internal(set) var motion = Motion.none
+    /// The session's last client time (`time`), nil until an update or the opening carries one.
+    public internal(set) var time: Double?
     /// Item → view of every materialized item.
     var shown = IntMap()
     /// Pooled views by reuse class (index); classes past the end have empty pools.
@@ -69,17 +73,27 @@ public struct ViewportSession: Sendable {
         self.buffer = configuration.buffer
         self.insets = configuration.insets
         self.poolCaps = configuration.pool
-        self.region = Region(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer)
+        self.region = Region(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer, motion: .none)
+        self.time = configuration.time
         self.lastPlan = Plan(seq: 0, offset: configuration.offset)
         self.paging = configuration.paging
         self.prefetcher = configuration.prefetch.map { Prefetcher(seconds: $0) }
         self.lazyLoader = configuration.lazyLoad ? LazyLoader() : nil
-        self.exposureTracker = configuration.exposure ? ExposureTracker() : nil
+        self.exposureTracker = configuration.exposure ? ExposureTracker(rule: configuration.exposureRule) : nil
         self.links = configuration.links.sorted { $0.key < $1.key }.map { (name: $0.key, view: $0.value) }
         self.loop = try Self.makeLoop(layout: layout, configuration: configuration)
         self.usesHelpers = configuration.usesHelpers
         self.maxViews = configuration.maxViews
-        if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer, paging: paging, field: "loop") }
+        if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer.still, paging: paging, field: "loop") }
+        if let target = configuration.scrollTo {
+            // The opening plan starts where `scrollTo` puts the item, scrolling from `offset`.
+            guard layout.rects.indices.contains(target.item) else {
+                throw .invalid(field: "scrollTo.id", reason: "item \(target.item) is not in the layout")
+            }
+            offset = Self.scrollOffset(to: target, viewport: viewport, from: offset, layout: layout, insets: insets, loop: loop)
+            region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: .none)
+            lastPlan = Plan(seq: 0, offset: offset)
+        }
         if let loop, abs(loop.axis.component(of: offset)) > LoopSpace.maxOffset {
             throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
         }
@@ -94,7 +108,7 @@ public struct ViewportSession: Sendable {
         pinned = pin
         plan.pin = pinEntries(old: nil, new: pin).pin
         if usesHelpers {
-            finishPlan(&plan, phase: .idle, velocity: nil, previous: nil, leaving: [], entering: entering)
+            finishPlan(&plan, phase: .idle, velocity: nil, time: time, previous: nil, leaving: [], entering: entering)
         }
         lastPlan = plan
     }
@@ -112,7 +126,7 @@ public struct ViewportSession: Sendable {
         let newViewport = update.size ?? viewport
         let newOffset: Point
         if case .offset(let point) = update.destination, update.size == nil, update.velocity == nil,
-            update.select == nil, loop == nil, point.isFinite
+            update.select == nil, update.time == nil, loop == nil, point.isFinite
         {
             newOffset = point  // the common case: nothing more to check
         } else {
@@ -122,16 +136,17 @@ public struct ViewportSession: Sendable {
             if sent == seq { return lastPlan }
             guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
         }
-        let newRegion = Region(offset: newOffset, viewport: newViewport, buffer: buffer)
+        let newMotion = Motion(velocity: update.velocity, from: offset, to: newOffset)
+        let newRegion = Region(offset: newOffset, viewport: newViewport, buffer: buffer, motion: newMotion)
         let previous = (offset: offset, viewport: viewport)
         let newPin = layout.stickyItems.isEmpty || loop != nil ? nil : pinnedHeader(at: newOffset)
         if let window = safeWindow, window.contains(newRegion), newPin == pinned {
             // Nothing enters or leaves: O(1).
-            advance(to: newOffset, viewport: newViewport, select: update.select)
+            advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
             region = newRegion
             var plan = Plan(seq: seq, offset: offset)
             if needsFinishing(update.phase) {
-                finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: [], entering: [])
+                finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: [], entering: [])
             }
             lastPlan = plan
             return plan
@@ -168,7 +183,7 @@ public struct ViewportSession: Sendable {
         }
         try checkViewLimit(shown.count - leaving.count + entering.count, field: update.size == nil ? "offset" : "size")
         // Nothing has changed up to here; from here on the update is applied.
-        advance(to: newOffset, viewport: newViewport, select: update.select)
+        advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
         safeWindow = newWindow
         region = newRegion
         var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
@@ -177,7 +192,7 @@ public struct ViewportSession: Sendable {
             pinned = newPin
         }
         if needsFinishing(update.phase) {
-            finishPlan(&plan, phase: update.phase, velocity: update.velocity, previous: previous, leaving: leaving, entering: entering)
+            finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: leaving, entering: entering)
         }
         lastPlan = plan
         return plan
@@ -189,14 +204,16 @@ public struct ViewportSession: Sendable {
         usesHelpers || selected != nil || phase == .dragEnd || phase == .dragBegin
     }
 
-    /// Takes the next sequence number and moves to the update's offset and viewport.
+    /// Takes the next sequence number and moves to the update's offset, viewport, motion and time.
     @inline(__always)
-    private mutating func advance(to newOffset: Point, viewport newViewport: Size, select: Selection?) {
+    private mutating func advance(to newOffset: Point, viewport newViewport: Size, motion newMotion: Motion, update: ViewportUpdate) {
         seq += 1
         stats.updates += 1
         offset = newOffset
         viewport = newViewport
-        if let select { selected = select.item }
+        motion = newMotion
+        if let select = update.select { selected = select.item }
+        if let t = update.time { time = t }
     }
 
     /// Refuses a state with more materialized items than `maxViews` (a 100-byte generated layout
@@ -213,7 +230,14 @@ public struct ViewportSession: Sendable {
                 throw .invalid(field: "size", reason: "width and height must be finite and not negative")
             }
             if let loop, size != viewport {
-                try Self.checkLoop(loop, viewport: size, buffer: buffer, paging: paging, field: "size")
+                try Self.checkLoop(loop, viewport: size, buffer: buffer.still, paging: paging, field: "size")
+            }
+        }
+        if let t = update.time {
+            guard t.isFinite else { throw .invalid(field: "time", reason: "must be finite") }
+            if let last = time, t < last {
+                throw .invalid(
+                    field: "time", reason: "\(Self.plain(t)) is lower than the session's last time \(Self.plain(last)) (the client's clock must not go back)")
             }
         }
         if let velocity = update.velocity, !velocity.isFinite {
@@ -231,12 +255,18 @@ public struct ViewportSession: Sendable {
             guard layout.rects.indices.contains(target.item) else {
                 throw .invalid(field: "scrollTo.id", reason: "item \(target.item) is not in the layout")
             }
+            try target.validate()
             newOffset = scrollOffset(to: target, viewport: newViewport)
         }
         if let loop, abs(loop.axis.component(of: newOffset)) > LoopSpace.maxOffset {
             throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
         }
         return newOffset
+    }
+
+    /// A number as a JSON client wrote it: `9`, not `9.0`.
+    static func plain(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
     }
 
     /// Every materialized item with its view, in layout order.

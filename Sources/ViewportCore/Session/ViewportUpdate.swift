@@ -18,24 +18,26 @@ public struct ViewportUpdate: Hashable, Sendable {
     public var seq: UInt64?
     /// `select`: nil when absent (the selection stays), `.clear` for `null`.
     public var select: Selection?
+    /// `time`: the client's clock in seconds (not lower than the session's last); nil for none.
+    public var time: Double?
 
     public init(
         offset: Point, size: Size? = nil, velocity: Point? = nil, phase: ScrollPhase = .idle, seq: UInt64? = nil,
-        select: Selection? = nil
+        select: Selection? = nil, time: Double? = nil
     ) {
-        self.init(destination: .offset(offset), size: size, velocity: velocity, phase: phase, seq: seq, select: select)
+        self.init(destination: .offset(offset), size: size, velocity: velocity, phase: phase, seq: seq, select: select, time: time)
     }
 
     public init(
         scrollTo target: ScrollTarget, size: Size? = nil, velocity: Point? = nil, phase: ScrollPhase = .idle,
-        seq: UInt64? = nil, select: Selection? = nil
+        seq: UInt64? = nil, select: Selection? = nil, time: Double? = nil
     ) {
-        self.init(destination: .scrollTo(target), size: size, velocity: velocity, phase: phase, seq: seq, select: select)
+        self.init(destination: .scrollTo(target), size: size, velocity: velocity, phase: phase, seq: seq, select: select, time: time)
     }
 
     public init(
         destination: Destination, size: Size? = nil, velocity: Point? = nil, phase: ScrollPhase = .idle,
-        seq: UInt64? = nil, select: Selection? = nil
+        seq: UInt64? = nil, select: Selection? = nil, time: Double? = nil
     ) {
         self.destination = destination
         self.size = size
@@ -43,6 +45,7 @@ public struct ViewportUpdate: Hashable, Sendable {
         self.phase = phase
         self.seq = seq
         self.select = select
+        self.time = time
     }
 
     /// The offset, when the update carries one rather than `scrollTo`.

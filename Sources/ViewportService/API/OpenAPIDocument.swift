@@ -462,6 +462,176 @@ enum OpenAPIDocument {
                       935
                     ]
                   }
+                },
+                "stickyRow": {
+                  "summary": "Along x: sticky headers over two runs of cards in a row; they pin at the left (`offset.x + insets.left`). Along x with sticky items, this is not the layout with the same rects along y",
+                  "value": {
+                    "axis": "x",
+                    "sections": [
+                      {
+                        "items": [
+                          {
+                            "id": "aHeader",
+                            "rect": [
+                              0,
+                              0,
+                              40,
+                              200
+                            ],
+                            "reuse": "header",
+                            "sticky": true
+                          }
+                        ]
+                      },
+                      {
+                        "id": "a",
+                        "reuse": "card",
+                        "list": {
+                          "count": 4,
+                          "size": [
+                            150,
+                            200
+                          ]
+                        }
+                      },
+                      {
+                        "items": [
+                          {
+                            "id": "bHeader",
+                            "rect": [
+                              0,
+                              0,
+                              40,
+                              200
+                            ],
+                            "reuse": "header",
+                            "sticky": true
+                          }
+                        ]
+                      },
+                      {
+                        "id": "b",
+                        "reuse": "card",
+                        "list": {
+                          "count": 4,
+                          "size": [
+                            150,
+                            200
+                          ]
+                        }
+                      }
+                    ]
+                  }
+                },
+                "stickyRowAsItems": {
+                  "summary": "The same items sent one by one, with the layout's axis: the same layout",
+                  "value": {
+                    "axis": "x",
+                    "items": [
+                      {
+                        "id": "aHeader",
+                        "rect": [
+                          0,
+                          0,
+                          40,
+                          200
+                        ],
+                        "reuse": "header",
+                        "sticky": true
+                      },
+                      {
+                        "id": "a-0",
+                        "rect": [
+                          40,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "a-1",
+                        "rect": [
+                          190,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "a-2",
+                        "rect": [
+                          340,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "a-3",
+                        "rect": [
+                          490,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "bHeader",
+                        "rect": [
+                          640,
+                          0,
+                          40,
+                          200
+                        ],
+                        "reuse": "header",
+                        "sticky": true
+                      },
+                      {
+                        "id": "b-0",
+                        "rect": [
+                          680,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "b-1",
+                        "rect": [
+                          830,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "b-2",
+                        "rect": [
+                          980,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      },
+                      {
+                        "id": "b-3",
+                        "rect": [
+                          1130,
+                          0,
+                          150,
+                          200
+                        ],
+                        "reuse": "card"
+                      }
+                    ]
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -597,6 +767,16 @@ enum OpenAPIDocument {
                         935
                       ]
                     }
+                  },
+                  "stickyRow": {
+                    "value": {
+                      "layout": "618262f905960bbee250ae44c410c019",
+                      "items": 10,
+                      "contentSize": [
+                        1280,
+                        200
+                      ]
+                    }
                   }
                 }
               }
@@ -645,6 +825,16 @@ enum OpenAPIDocument {
                       "contentSize": [
                         1125,
                         935
+                      ]
+                    }
+                  },
+                  "stickyRowAsItems": {
+                    "value": {
+                      "layout": "618262f905960bbee250ae44c410c019",
+                      "items": 10,
+                      "contentSize": [
+                        1280,
+                        200
                       ]
                     }
                   }
@@ -1283,6 +1473,55 @@ enum OpenAPIDocument {
                     ],
                     "buffer": 0
                   }
+                },
+                "viewability": {
+                  "summary": "Viewability: an item counts as on screen when half of it shows, and as viewed after a second of client time on screen; the buffer reaches 200 points ahead of the motion and none behind (200 on both sides while still); opened at `r-3` less a 20-point margin, at client time 10",
+                  "value": {
+                    "layout": {
+                      "sections": [
+                        {
+                          "id": "r",
+                          "reuse": "row",
+                          "list": {
+                            "count": 10,
+                            "size": [
+                              375,
+                              100
+                            ]
+                          }
+                        }
+                      ]
+                    },
+                    "viewport": [
+                      375,
+                      250
+                    ],
+                    "buffer": {
+                      "ahead": 200,
+                      "behind": 0
+                    },
+                    "exposure": {
+                      "threshold": 0.5,
+                      "minTime": 1
+                    },
+                    "scrollTo": {
+                      "id": "r-3",
+                      "align": "start",
+                      "margin": 20
+                    },
+                    "time": 10
+                  }
+                },
+                "stickyRow": {
+                  "summary": "On the row of cards along x with sticky headers; no buffer",
+                  "value": {
+                    "layout": "618262f905960bbee250ae44c410c019",
+                    "viewport": [
+                      300,
+                      200
+                    ],
+                    "buffer": 0
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -1312,6 +1551,36 @@ enum OpenAPIDocument {
                     ],
                     "paging": {
                       "mode": "free"
+                    }
+                  }
+                },
+                "exposureThresholdOverOne": {
+                  "summary": "An exposure threshold above 1 (422)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "exposure": {
+                      "threshold": 1.5
+                    }
+                  }
+                },
+                "offsetAndScrollToOnOpen": {
+                  "summary": "Both `offset` and `scrollTo` (400)",
+                  "value": {
+                    "layout": "f660d0b1d95de588b25c3bdeb5527e56",
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "scrollTo": {
+                      "id": "0/0"
                     }
                   }
                 }
@@ -1661,6 +1930,175 @@ enum OpenAPIDocument {
                         ]
                       }
                     }
+                  },
+                  "viewability": {
+                    "value": {
+                      "session": "8870b644a7a579e9e9928f6890635f78",
+                      "layout": "c03d6b380db42ef691f79b727ee7d0b4",
+                      "contentSize": [
+                        375,
+                        1000
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          0,
+                          280
+                        ],
+                        "create": [
+                          {
+                            "id": "r-0",
+                            "view": 1,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              0,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-1",
+                            "view": 2,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              100,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-2",
+                            "view": 3,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              200,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-3",
+                            "view": 4,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              300,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-4",
+                            "view": 5,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              400,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-5",
+                            "view": 6,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              500,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-6",
+                            "view": 7,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              600,
+                              375,
+                              100
+                            ]
+                          },
+                          {
+                            "id": "r-7",
+                            "view": 8,
+                            "reuse": "row",
+                            "rect": [
+                              0,
+                              700,
+                              375,
+                              100
+                            ]
+                          }
+                        ],
+                        "enter": [
+                          {
+                            "id": "r-3",
+                            "times": 1
+                          },
+                          {
+                            "id": "r-4",
+                            "times": 1
+                          }
+                        ]
+                      }
+                    }
+                  },
+                  "stickyRow": {
+                    "value": {
+                      "session": "9654349124c0b896f281b4516a710971",
+                      "layout": "618262f905960bbee250ae44c410c019",
+                      "contentSize": [
+                        1280,
+                        200
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          0,
+                          0
+                        ],
+                        "create": [
+                          {
+                            "id": "aHeader",
+                            "view": 1,
+                            "reuse": "header",
+                            "rect": [
+                              0,
+                              0,
+                              40,
+                              200
+                            ]
+                          },
+                          {
+                            "id": "a-0",
+                            "view": 2,
+                            "reuse": "card",
+                            "rect": [
+                              40,
+                              0,
+                              150,
+                              200
+                            ]
+                          },
+                          {
+                            "id": "a-1",
+                            "view": 3,
+                            "reuse": "card",
+                            "rect": [
+                              190,
+                              0,
+                              150,
+                              200
+                            ]
+                          }
+                        ]
+                      }
+                    }
                   }
                 }
               }
@@ -1720,6 +2158,14 @@ enum OpenAPIDocument {
                       "title": "Invalid request body",
                       "status": 400,
                       "detail": "paging.mode: \"free\" is not one of \"none\", \"page\", \"snap\", \"items\""
+                    }
+                  },
+                  "offsetAndScrollToOnOpen": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "send either offset or scrollTo, not both"
                     }
                   }
                 }
@@ -1825,6 +2271,14 @@ enum OpenAPIDocument {
                       "title": "Invalid value",
                       "status": 422,
                       "detail": "loop: loop needs content at least 790.0 long along x (viewport + 2 × buffer + longest item); it is 750.0"
+                    }
+                  },
+                  "exposureThresholdOverOne": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "exposure.threshold: must be a number in 0…1"
                     }
                   }
                 }
@@ -2076,6 +2530,132 @@ enum OpenAPIDocument {
                         "recycled": 5,
                         "discarded": 0,
                         "peakViews": 13
+                      }
+                    }
+                  },
+                  "viewability": {
+                    "summary": "The viewability session after `viewabilityViewed`: its last client `time`, and `onScreen` by its threshold",
+                    "x-session": "viewability",
+                    "value": {
+                      "session": "8870b644a7a579e9e9928f6890635f78",
+                      "layout": "c03d6b380db42ef691f79b727ee7d0b4",
+                      "seq": 2,
+                      "offset": [
+                        0,
+                        330
+                      ],
+                      "viewport": [
+                        375,
+                        250
+                      ],
+                      "time": 11,
+                      "visible": [
+                        {
+                          "id": "r-1",
+                          "view": 2
+                        },
+                        {
+                          "id": "r-2",
+                          "view": 3
+                        },
+                        {
+                          "id": "r-3",
+                          "view": 4
+                        },
+                        {
+                          "id": "r-4",
+                          "view": 5
+                        },
+                        {
+                          "id": "r-5",
+                          "view": 6
+                        },
+                        {
+                          "id": "r-6",
+                          "view": 7
+                        },
+                        {
+                          "id": "r-7",
+                          "view": 8
+                        }
+                      ],
+                      "onScreen": [
+                        "r-3",
+                        "r-4",
+                        "r-5"
+                      ],
+                      "pool": {
+                        "row": [
+                          1
+                        ]
+                      },
+                      "stats": {
+                        "updates": 2,
+                        "created": 8,
+                        "reused": 2,
+                        "rebindFree": 2,
+                        "recycled": 3,
+                        "discarded": 0,
+                        "peakViews": 8
+                      }
+                    }
+                  },
+                  "stickyRow": {
+                    "summary": "The row session after `stickyRowPushed`: `aHeader` pinned at the left, pushed by `bHeader`",
+                    "x-session": "stickyRow",
+                    "value": {
+                      "session": "9654349124c0b896f281b4516a710971",
+                      "layout": "618262f905960bbee250ae44c410c019",
+                      "seq": 2,
+                      "offset": [
+                        620,
+                        0
+                      ],
+                      "viewport": [
+                        300,
+                        200
+                      ],
+                      "visible": [
+                        {
+                          "id": "aHeader",
+                          "view": 1
+                        },
+                        {
+                          "id": "a-3",
+                          "view": 4
+                        },
+                        {
+                          "id": "bHeader",
+                          "view": 5
+                        },
+                        {
+                          "id": "b-0",
+                          "view": 3
+                        },
+                        {
+                          "id": "b-1",
+                          "view": 2
+                        }
+                      ],
+                      "pinned": {
+                        "id": "aHeader",
+                        "view": 1,
+                        "rect": [
+                          600,
+                          0,
+                          40,
+                          200
+                        ]
+                      },
+                      "pool": {},
+                      "stats": {
+                        "updates": 2,
+                        "created": 5,
+                        "reused": 3,
+                        "rebindFree": 0,
+                        "recycled": 3,
+                        "discarded": 0,
+                        "peakViews": 5
                       }
                     }
                   }
@@ -2490,6 +3070,69 @@ enum OpenAPIDocument {
                     "seq": 4
                   },
                   "x-session": "sticky"
+                },
+                "viewabilityScroll": {
+                  "summary": "Viewability: dragging down, the buffer leans ahead (330 … 780): the rows above leave; `r-5` now shows 80 % of itself: it enters the screen",
+                  "value": {
+                    "offset": [
+                      0,
+                      330
+                    ],
+                    "velocity": [
+                      0,
+                      600
+                    ],
+                    "phase": "dragging",
+                    "time": 10.5,
+                    "seq": 1
+                  },
+                  "x-session": "viewability"
+                },
+                "viewabilityViewed": {
+                  "summary": "Viewability: still at client time 11: the buffer is 200 on both sides again (rows 1 and 2 come back), and `r-3` and `r-4`, on screen since 10, are viewed",
+                  "value": {
+                    "offset": [
+                      0,
+                      330
+                    ],
+                    "time": 11,
+                    "seq": 2
+                  },
+                  "x-session": "viewability"
+                },
+                "timeGoesBack": {
+                  "summary": "A client time lower than the session's last one (422, nothing changes)",
+                  "value": {
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "time": 9,
+                    "seq": 3
+                  },
+                  "x-session": "viewability"
+                },
+                "stickyRowPin": {
+                  "summary": "Sticky along x: `aHeader` scrolled left of the viewport while its cards are on screen: it stays, pinned at the left",
+                  "value": {
+                    "offset": [
+                      100,
+                      0
+                    ],
+                    "seq": 1
+                  },
+                  "x-session": "stickyRow"
+                },
+                "stickyRowPushed": {
+                  "summary": "Sticky along x: `bHeader` (at 640) arrives and pushes `aHeader` to 600 (640 − its width)",
+                  "value": {
+                    "offset": [
+                      620,
+                      0
+                    ],
+                    "seq": 2
+                  },
+                  "x-session": "stickyRow"
                 }
               },
               "x-invalid-examples": {
@@ -3103,6 +3746,195 @@ enum OpenAPIDocument {
                         }
                       ]
                     }
+                  },
+                  "viewabilityScroll": {
+                    "value": {
+                      "seq": 1,
+                      "offset": [
+                        0,
+                        330
+                      ],
+                      "recycle": [
+                        {
+                          "id": "r-0",
+                          "view": 1
+                        },
+                        {
+                          "id": "r-1",
+                          "view": 2
+                        },
+                        {
+                          "id": "r-2",
+                          "view": 3
+                        }
+                      ],
+                      "enter": [
+                        {
+                          "id": "r-5",
+                          "times": 1
+                        }
+                      ]
+                    }
+                  },
+                  "viewabilityViewed": {
+                    "value": {
+                      "seq": 2,
+                      "offset": [
+                        0,
+                        330
+                      ],
+                      "reuse": [
+                        {
+                          "id": "r-1",
+                          "view": 2,
+                          "rect": [
+                            0,
+                            100,
+                            375,
+                            100
+                          ],
+                          "rebind": false
+                        },
+                        {
+                          "id": "r-2",
+                          "view": 3,
+                          "rect": [
+                            0,
+                            200,
+                            375,
+                            100
+                          ],
+                          "rebind": false
+                        }
+                      ],
+                      "viewed": [
+                        {
+                          "id": "r-3",
+                          "times": 1
+                        },
+                        {
+                          "id": "r-4",
+                          "times": 1
+                        }
+                      ]
+                    }
+                  },
+                  "stickyRowPin": {
+                    "value": {
+                      "seq": 1,
+                      "offset": [
+                        100,
+                        0
+                      ],
+                      "create": [
+                        {
+                          "id": "a-2",
+                          "view": 4,
+                          "reuse": "card",
+                          "rect": [
+                            340,
+                            0,
+                            150,
+                            200
+                          ]
+                        }
+                      ],
+                      "pin": [
+                        {
+                          "id": "aHeader",
+                          "view": 1,
+                          "rect": [
+                            100,
+                            0,
+                            40,
+                            200
+                          ]
+                        }
+                      ]
+                    }
+                  },
+                  "stickyRowPushed": {
+                    "value": {
+                      "seq": 2,
+                      "offset": [
+                        620,
+                        0
+                      ],
+                      "recycle": [
+                        {
+                          "id": "a-0",
+                          "view": 2
+                        },
+                        {
+                          "id": "a-1",
+                          "view": 3
+                        },
+                        {
+                          "id": "a-2",
+                          "view": 4
+                        }
+                      ],
+                      "reuse": [
+                        {
+                          "id": "a-3",
+                          "view": 4,
+                          "rect": [
+                            490,
+                            0,
+                            150,
+                            200
+                          ],
+                          "rebind": true
+                        },
+                        {
+                          "id": "b-0",
+                          "view": 3,
+                          "rect": [
+                            680,
+                            0,
+                            150,
+                            200
+                          ],
+                          "rebind": true
+                        },
+                        {
+                          "id": "b-1",
+                          "view": 2,
+                          "rect": [
+                            830,
+                            0,
+                            150,
+                            200
+                          ],
+                          "rebind": true
+                        }
+                      ],
+                      "create": [
+                        {
+                          "id": "bHeader",
+                          "view": 5,
+                          "reuse": "header",
+                          "rect": [
+                            640,
+                            0,
+                            40,
+                            200
+                          ]
+                        }
+                      ],
+                      "pin": [
+                        {
+                          "id": "aHeader",
+                          "view": 1,
+                          "rect": [
+                            600,
+                            0,
+                            40,
+                            200
+                          ]
+                        }
+                      ]
+                    }
                   }
                 }
               },
@@ -3300,6 +4132,14 @@ enum OpenAPIDocument {
                       "title": "Invalid value",
                       "status": 422,
                       "detail": "select: \"9/9\" is not an item of the layout"
+                    }
+                  },
+                  "timeGoesBack": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "time: 9 is lower than the session's last time 11 (the client's clock must not go back)"
                     }
                   }
                 }
@@ -4329,7 +5169,7 @@ enum OpenAPIDocument {
           "sticky": {
             "type": "boolean",
             "default": false,
-            "description": "A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Plans report it under `pin` and `unpin`."
+            "description": "A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Along a layout whose axis is `x`, the same at the left (`offset.x + insets.left`). Plans report it under `pin` and `unpin`."
           }
         },
         "description": "An item and its frame. In an `items` section of a generated layout, `rect` is relative to the section's origin."
@@ -4351,7 +5191,7 @@ enum OpenAPIDocument {
         "required": [
           "items"
         ],
-        "description": "A layout given item by item, each with its absolute frame. At most `layouts.maxItems` items (413 otherwise). `axis`, `insets` and `spacing` belong to the sections form; here they are accepted only at their defaults (anything else is a 400).",
+        "description": "A layout given item by item, each with its absolute frame. At most `layouts.maxItems` items (413 otherwise). `insets` and `spacing` belong to the sections form; here they are accepted only at their defaults (anything else is a 400). `axis` names the layout's axis, along which sticky items pin (`y` by default).",
         "properties": {
           "items": {
             "type": "array",
@@ -4368,7 +5208,13 @@ enum OpenAPIDocument {
             "enum": [
               "y"
             ],
-            "description": "Only with `sections`; accepted here at its default."
+            "description": "The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.",
+            "allOf": [
+              {
+                "$ref": "#/components/schemas/Axis"
+              }
+            ],
+            "default": "y"
           },
           "insets": {
             "type": "array",
@@ -4409,7 +5255,7 @@ enum OpenAPIDocument {
           "axis": {
             "$ref": "#/components/schemas/Axis",
             "default": "y",
-            "description": "The stacking axis; also the default axis of `list` and `pages` sections, and the axis grid rows run along."
+            "description": "The stacking axis; also the default axis of `list` and `pages` sections, the axis grid rows run along, and the axis sticky items pin along (at the top for `y`, at the left for `x`)."
           },
           "insets": {
             "$ref": "#/components/schemas/Insets",
@@ -4779,13 +5625,24 @@ enum OpenAPIDocument {
         }
       },
       "SessionRequest": {
+        "description": "Body of `POST /v1/sessions`: at an offset, or where `scrollTo` puts an item (both: 400).",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/SessionRequestAtOffset"
+          },
+          {
+            "$ref": "#/components/schemas/SessionRequestAtItem"
+          }
+        ]
+      },
+      "SessionRequestAtOffset": {
         "type": "object",
         "additionalProperties": false,
         "required": [
           "layout",
           "viewport"
         ],
-        "description": "Body of `POST /v1/sessions`: one scroll view of one client. Only `layout` and `viewport` are required; `paging`, `prefetch`, `lazyLoad`, `exposure`, `links` and `loop` are off by default.",
+        "description": "Body of `POST /v1/sessions` opening at an offset (`offset`, default `[0, 0]`): one scroll view of one client. Only `layout` and `viewport` are required; `paging`, `prefetch`, `lazyLoad`, `exposure`, `links` and `loop` are off by default.",
         "properties": {
           "layout": {
             "$ref": "#/components/schemas/LayoutReference"
@@ -4799,9 +5656,9 @@ enum OpenAPIDocument {
             "description": "Initial content offset; default `[0, 0]`."
           },
           "buffer": {
-            "type": "number",
-            "minimum": 0,
-            "description": "Points the materialized region extends beyond the viewport on every side; default 20."
+            "$ref": "#/components/schemas/Buffer",
+            "default": 20,
+            "description": "Points the materialized region extends beyond the viewport; default 20 on every side. `{\"ahead\", \"behind\"}` leans toward the motion (see Buffer)."
           },
           "insets": {
             "$ref": "#/components/schemas/Insets",
@@ -4827,9 +5684,16 @@ enum OpenAPIDocument {
             "description": "Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise."
           },
           "exposure": {
-            "type": "boolean",
             "default": false,
-            "description": "Plans list under `enter` the items that came into the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went out of it."
+            "description": "Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{\"threshold\": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).",
+            "oneOf": [
+              {
+                "type": "boolean"
+              },
+              {
+                "$ref": "#/components/schemas/ExposureOptions"
+              }
+            ]
           },
           "links": {
             "type": "object",
@@ -4842,6 +5706,89 @@ enum OpenAPIDocument {
             "type": "boolean",
             "default": false,
             "description": "Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422)."
+          },
+          "time": {
+            "$ref": "#/components/schemas/ClientTime",
+            "description": "The client's clock at the opening plan, in seconds: the session's first time."
+          }
+        }
+      },
+      "SessionRequestAtItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "layout",
+          "viewport",
+          "scrollTo"
+        ],
+        "description": "Body of `POST /v1/sessions` opening where `scrollTo` puts an item (instead of `offset`; sending both is a 400).",
+        "properties": {
+          "layout": {
+            "$ref": "#/components/schemas/LayoutReference"
+          },
+          "viewport": {
+            "$ref": "#/components/schemas/Size",
+            "description": "Viewport size."
+          },
+          "buffer": {
+            "$ref": "#/components/schemas/Buffer",
+            "default": 20,
+            "description": "Points the materialized region extends beyond the viewport; default 20 on every side. `{\"ahead\", \"behind\"}` leans toward the motion (see Buffer)."
+          },
+          "insets": {
+            "$ref": "#/components/schemas/Insets",
+            "description": "Content insets; default zeros."
+          },
+          "pool": {
+            "$ref": "#/components/schemas/PoolCaps"
+          },
+          "paging": {
+            "$ref": "#/components/schemas/PagingOptions"
+          },
+          "prefetch": {
+            "description": "Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.",
+            "type": [
+              "number",
+              "null"
+            ],
+            "minimum": 0
+          },
+          "lazyLoad": {
+            "type": "boolean",
+            "default": false,
+            "description": "Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise."
+          },
+          "exposure": {
+            "default": false,
+            "description": "Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{\"threshold\": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).",
+            "oneOf": [
+              {
+                "type": "boolean"
+              },
+              {
+                "$ref": "#/components/schemas/ExposureOptions"
+              }
+            ]
+          },
+          "links": {
+            "type": "object",
+            "additionalProperties": {
+              "$ref": "#/components/schemas/LinkedScrollView"
+            },
+            "description": "Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range."
+          },
+          "loop": {
+            "type": "boolean",
+            "default": false,
+            "description": "Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422)."
+          },
+          "scrollTo": {
+            "$ref": "#/components/schemas/ScrollTo",
+            "description": "Instead of `offset`: the opening plan starts where this scrolls from `[0, 0]` (FlatList's initialScrollIndex). An id not in the layout is a 422."
+          },
+          "time": {
+            "$ref": "#/components/schemas/ClientTime",
+            "description": "The client's clock at the opening plan, in seconds: the session's first time."
           }
         }
       },
@@ -4932,7 +5879,7 @@ enum OpenAPIDocument {
           "seq",
           "offset"
         ],
-        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `placements` and `recenter` appear only with the session options that produce them.",
+        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them.",
         "properties": {
           "seq": {
             "type": "integer",
@@ -4986,7 +5933,7 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/PinEntry"
             },
             "minItems": 1,
-            "description": "The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. Apply after `reuse` and `create` (the header may enter in the same plan)."
+            "description": "The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. In a layout whose axis is `x` the same holds along x: `[max(x, min(left, nextLeft − w)), y, w, h]` with `left = offset.x + insets.left`. Apply after `reuse` and `create` (the header may enter in the same plan)."
           },
           "move": {
             "type": "array",
@@ -5035,7 +5982,7 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/ExposureEntry"
             },
             "minItems": 1,
-            "description": "`exposure` on: items that came into the screen region (the viewport without buffer)."
+            "description": "`exposure` on: items that came onto the screen region (the viewport without buffer), by the session's threshold."
           },
           "leave": {
             "type": "array",
@@ -5043,7 +5990,7 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/ItemId"
             },
             "minItems": 1,
-            "description": "`exposure` on: items that went out of the screen region (after a layout change, ids of the previous layout)."
+            "description": "`exposure` on: items that went off the screen region, by the session's threshold (after a layout change, ids of the previous layout)."
           },
           "linked": {
             "type": "object",
@@ -5064,6 +6011,14 @@ enum OpenAPIDocument {
           "recenter": {
             "$ref": "#/components/schemas/Point",
             "description": "`loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise."
+          },
+          "viewed": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ViewedEntry"
+            },
+            "minItems": 1,
+            "description": "`exposure.minTime` set: items whose stay on screen has lasted `minTime` seconds from the `time` of the update where they entered to the `time` of this one, once per stay, in layout order. Only updates that carry `time` list it."
           }
         }
       },
@@ -5131,7 +6086,8 @@ enum OpenAPIDocument {
             "description": "A new viewport size (rotation)."
           },
           "velocity": {
-            "$ref": "#/components/schemas/Velocity"
+            "$ref": "#/components/schemas/Velocity",
+            "description": "Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to."
           },
           "phase": {
             "$ref": "#/components/schemas/ScrollPhase",
@@ -5151,6 +6107,10 @@ enum OpenAPIDocument {
             ],
             "minLength": 1,
             "maxLength": 256
+          },
+          "time": {
+            "$ref": "#/components/schemas/ClientTime",
+            "description": "The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`."
           }
         }
       },
@@ -5171,7 +6131,8 @@ enum OpenAPIDocument {
             "description": "A new viewport size (rotation)."
           },
           "velocity": {
-            "$ref": "#/components/schemas/Velocity"
+            "$ref": "#/components/schemas/Velocity",
+            "description": "Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to."
           },
           "phase": {
             "$ref": "#/components/schemas/ScrollPhase",
@@ -5191,6 +6152,10 @@ enum OpenAPIDocument {
             ],
             "minLength": 1,
             "maxLength": 256
+          },
+          "time": {
+            "$ref": "#/components/schemas/ClientTime",
+            "description": "The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`."
           }
         }
       },
@@ -5312,6 +6277,17 @@ enum OpenAPIDocument {
           },
           "stats": {
             "$ref": "#/components/schemas/SessionStats"
+          },
+          "time": {
+            "type": "number",
+            "description": "The session's last client `time` (absent until an update, or the opening, carried one): a client that resyncs continues its clock from here."
+          },
+          "onScreen": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ItemId"
+            },
+            "description": "With `exposure`: the items on screen now by the session's threshold, in layout order (those a plan's `enter` listed and no `leave` has since)."
           }
         }
       },
@@ -5660,7 +6636,7 @@ enum OpenAPIDocument {
         "required": [
           "id"
         ],
-        "description": "Scroll so the item sits at `align` in the viewport, on both axes, clamped to the scrollable range (on a looping axis, to the copy of the item nearest to the current offset). An id not in the layout is a 422.",
+        "description": "Scroll so the item sits at `align` in the viewport, on both axes, keeping `margin` points between it and the viewport's edge (for `start`, `end` and `auto`), clamped to the scrollable range (on a looping axis, to the copy of the item nearest to the current offset). Per axis, with the item at `[a, a + len]`, the viewport length `v`, the current offset `o` and the margin `m`: `start` → `a − m`; `center` → `a + len/2 − v/2`; `end` → `a + len − v + m`; `auto` → `a − m` when `len + 2m > v`, else `min(max(o, a + len − v + m), a − m)` (no movement when the item is shown whole with its margins). An id not in the layout is a 422.",
         "properties": {
           "id": {
             "$ref": "#/components/schemas/ItemId"
@@ -5668,6 +6644,12 @@ enum OpenAPIDocument {
           "align": {
             "$ref": "#/components/schemas/ScrollAlignment",
             "default": "auto"
+          },
+          "margin": {
+            "type": "number",
+            "minimum": 0,
+            "default": 0,
+            "description": "Points kept between the item and the viewport's edge for `start`, `end` and `auto` (`center` ignores it); negative: 422."
           }
         }
       },
@@ -5776,6 +6758,76 @@ enum OpenAPIDocument {
           },
           "rect": {
             "$ref": "#/components/schemas/Rect"
+          }
+        }
+      },
+      "ClientTime": {
+        "type": "number",
+        "description": "The client's clock, in seconds (any finite number, monotonic within a session): a time lower than the session's last one is a 422 naming `time`, and nothing changes. An update without it starts and ends no clock: `viewed` ignores it (a stay that begins in such an update starts its clock at the next update of the stay that carries `time`)."
+      },
+      "Buffer": {
+        "description": "Points the materialized region extends beyond the viewport. A number `n` is the same on every side (`{\"ahead\": n, \"behind\": n}`). `{\"ahead\": a, \"behind\": b}`: along an axis on which the viewport moves, `a` in the direction of motion and `b` behind; along an axis without motion, `max(a, b)` on both sides. The direction on an axis is the sign of the update's velocity on it when non-zero, else the sign of the offset change from the previous update, else none; the opening plan and a layout change have none. Negative or missing values: 422 and 400.",
+        "oneOf": [
+          {
+            "type": "number",
+            "minimum": 0
+          },
+          {
+            "type": "object",
+            "additionalProperties": false,
+            "required": [
+              "ahead",
+              "behind"
+            ],
+            "properties": {
+              "ahead": {
+                "type": "number",
+                "minimum": 0,
+                "description": "Points in the direction of motion."
+              },
+              "behind": {
+                "type": "number",
+                "minimum": 0,
+                "description": "Points behind the motion."
+              }
+            }
+          }
+        ]
+      },
+      "ExposureOptions": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "`exposure` with a rule (FlatList's viewabilityConfig): an item is on screen when the part of its rect inside the viewport (no buffer) is at least `threshold` of its area; an item of zero area is on screen when it lies strictly inside. `enter` and `leave` follow this rule. With `minTime`, plans also list under `viewed` each item that has stayed on screen for at least `minTime` seconds of client `time`, measured from the `time` of the update where it entered to the `time` of the current one, once per stay. Fractions and stays are computed for the items near the screen's moving edges only.",
+        "properties": {
+          "threshold": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "default": 0,
+            "description": "The visible fraction of its area an item needs (0…1, else 422); 0 is strict intersection, as `exposure: true`."
+          },
+          "minTime": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Seconds of client `time` a stay on screen must last to be listed under `viewed` (negative: 422). Absent: no `viewed`."
+          }
+        }
+      },
+      "ViewedEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "times"
+        ],
+        "description": "The item has stayed on screen for `exposure.minTime` seconds of client time in its current stay; `times` counts its viewed stays in this session, from 1.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "times": {
+            "type": "integer",
+            "minimum": 1
           }
         }
       }

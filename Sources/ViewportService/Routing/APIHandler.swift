@@ -251,10 +251,10 @@ final class APIHandler: HTTPHandler {
         let layout = try retainLayout(request.layout)
         let session: ViewportSession
         do {
-            session = try ViewportSession(layout: layout, configuration: request.configuration)
+            session = try ViewportSession(layout: layout, configuration: try request.resolvedConfiguration(in: layout))
         } catch {
             layouts.release(id: layout.digest)
-            throw Problem.invalid(error.description)
+            throw error.problem
         }
         let handle = SessionHandle(id: SessionStore.newID(), session: session)
         do {

@@ -91,6 +91,8 @@ struct LayoutDecoder {
                 throw r.unknownField(key, in: "layout")
             }
         }
+        // Sticky items pin along the layout's axis: the sections' axis, or the one an items layout names.
+        builder.setAxis(axis)
         if let sections {
             guard !sawItems else { throw JSONError(.type, "layout: give either items or sections, not both") }
             if invalid == nil {
@@ -108,8 +110,8 @@ struct LayoutDecoder {
             }
         } else {
             guard sawItems else { throw JSONReader.missingField("items") }
-            guard axis == .y, insets == .zero, spacing == 0 else {
-                throw JSONError(.type, "layout: axis, insets and spacing apply to sections; give sections")
+            guard insets == .zero, spacing == 0 else {
+                throw JSONError(.type, "layout: insets and spacing apply to sections; give sections")
             }
         }
         if let invalid { throw invalid }

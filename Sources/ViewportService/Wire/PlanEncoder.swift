@@ -105,20 +105,16 @@ enum PlanEncoder {
         }
         if !plan.enter.isEmpty {
             w.key("enter")
-            w.beginArray()
-            for entry in plan.enter {
-                w.beginObject()
-                id(entry.item, layout: layout, into: &w)
-                w.key("times")
-                w.int(entry.times)
-                w.endObject()
-            }
-            w.endArray()
+            exposureEntries(plan.enter, layout: layout, into: &w)
         }
         if !plan.leave.isEmpty {
             // After a layout change, like `recycle` and `discard`, these name the previous layout.
             w.key("leave")
             ids(plan.leave, layout: plan.previousLayout ?? layout, into: &w)
+        }
+        if !plan.viewed.isEmpty {
+            w.key("viewed")
+            exposureEntries(plan.viewed, layout: layout, into: &w)
         }
         if !plan.linked.isEmpty {
             w.key("linked")
@@ -158,6 +154,19 @@ enum PlanEncoder {
         w.endObject()
     }
 
+    /// `[{"id", "times"}]`: `enter` or `viewed`.
+    private static func exposureEntries(_ list: [ExposureEntry], layout: Layout, into w: inout JSONWriter) {
+        w.beginArray()
+        for entry in list {
+            w.beginObject()
+            id(entry.item, layout: layout, into: &w)
+            w.key("times")
+            w.int(entry.times)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
     private static func ids(_ items: [Int], layout: Layout, into w: inout JSONWriter) {
         w.beginArray()
         for item in items { layout.forIDBytes(at: item) { w.string(utf8: $0) } }
@@ -178,11 +187,21 @@ enum PlanEncoder {
         point(session.offset, into: &w)
         w.key("viewport")
         size(session.viewport, into: &w)
+        if let time = session.time {
+            // The session's last client time: a resyncing client continues its clock from here.
+            w.key("time")
+            w.number(time)
+        }
         w.key("visible")
         entries(session.visible, layout: layout, into: &w)
         if let pinned = session.pinned, let view = session.visible.first(where: { $0.item == pinned.item })?.view {
             w.key("pinned")
             placedView(pinned.item, view: view, rect: pinned.rect, layout: layout, into: &w)
+        }
+        if session.exposureRule != nil {
+            // With exposure: the items on screen now (by the session's threshold), in layout order.
+            w.key("onScreen")
+            ids(session.onScreen, layout: layout, into: &w)
         }
         w.key("pool")
         w.beginObject()

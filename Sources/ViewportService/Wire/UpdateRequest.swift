@@ -6,7 +6,7 @@ import ViewportCore
 struct UpdateRequest: Sendable {
     enum Destination: Sendable {
         case offset(Point)
-        case scrollTo(id: String, align: ScrollAlignment)
+        case scrollTo(ScrollToRequest)
     }
 
     /// `select`: absent (keep), `null` (clear) or an id.
@@ -21,48 +21,35 @@ struct UpdateRequest: Sendable {
     var phase: ScrollPhase = .idle
     var seq: UInt64?
     var select: SelectRequest?
+    var time: Double?
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UpdateRequest {
         var r = JSONReader(bytes)
         var offset: Point?
-        var scrollTo: (String, ScrollAlignment)?
+        var scrollTo: ScrollToRequest?
         var request = UpdateRequest(destination: .offset(.zero))
         guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a viewport update object") }
         try r.readObject { r, key in
             switch key {
             case "offset": offset = try r.readPoint()
-            case "scrollTo": scrollTo = try decodeScrollTo(&r)
+            case "scrollTo": scrollTo = try ScrollToRequest.decode(&r)
             case "size": request.size = try r.readSize()
             case "velocity": request.velocity = try r.readPoint()
             case "phase": request.phase = try r.readEnum(ScrollPhase.self)
             case "seq": request.seq = UInt64(try r.readCount())
             case "select": request.select = r.readNullIfPresent() ? .clear : .id(try r.readString())
+            case "time": request.time = try r.readDouble()
             default: throw r.unknownField(key, in: "viewport update")
             }
         }
         try r.finish()
         switch (offset, scrollTo) {
         case (let offset?, nil): request.destination = .offset(offset)
-        case (nil, let (id, align)?): request.destination = .scrollTo(id: id, align: align)
+        case (nil, let target?): request.destination = .scrollTo(target)
         case (nil, nil): throw JSONReader.missingField("offset")
         case (_?, _?): throw JSONError(.type, "send either offset or scrollTo, not both")
         }
         return request
-    }
-
-    private static func decodeScrollTo(_ r: inout JSONReader) throws -> (String, ScrollAlignment) {
-        var id: String?
-        var align = ScrollAlignment.auto
-        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a scrollTo object") }
-        try r.readObject { r, key in
-            switch key {
-            case "id": id = try r.readString()
-            case "align": align = try r.readEnum(ScrollAlignment.self)
-            default: throw r.unknownField(key, in: "scrollTo")
-            }
-        }
-        guard let id else { throw JSONReader.missingField("scrollTo.id") }
-        return (id, align)
     }
 
     /// The core's update, with ids resolved in `layout`; an unknown id is a 422 naming the field.
@@ -71,9 +58,8 @@ struct UpdateRequest: Sendable {
         switch self.destination {
         case .offset(let point):
             destination = .offset(point)
-        case .scrollTo(let id, let align):
-            guard let item = layout.item(withID: id) else { throw .invalid("scrollTo.id: \"\(id)\" is not an item of the layout") }
-            destination = .scrollTo(ScrollTarget(item: item, align: align))
+        case .scrollTo(let target):
+            destination = .scrollTo(try target.resolve(in: layout))
         }
         var selection: Selection?
         switch select {
@@ -83,6 +69,6 @@ struct UpdateRequest: Sendable {
             guard let item = layout.item(withID: id) else { throw .invalid("select: \"\(id)\" is not an item of the layout") }
             selection = .item(item)
         }
-        return ViewportUpdate(destination: destination, size: size, velocity: velocity, phase: phase, seq: seq, select: selection)
+        return ViewportUpdate(destination: destination, size: size, velocity: velocity, phase: phase, seq: seq, select: selection, time: time)
     }
 }

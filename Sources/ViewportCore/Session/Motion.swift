@@ -1,0 +1,33 @@
+/// Which way the viewport moves along each axis: −1 toward lower offsets, +1 toward higher ones,
+/// 0 not at all. It decides where a direction-aware `buffer` leans (see `Buffer`).
+public struct Motion: Hashable, Sendable {
+    public var x: Int
+    public var y: Int
+
+    public init(x: Int, y: Int) {
+        self.x = x
+        self.y = y
+    }
+
+    /// No motion (the opening plan, a layout change).
+    public static let none = Motion(x: 0, y: 0)
+
+    /// API.md's rule: on each axis, the sign of `velocity` when it is non-zero, else the sign of the
+    /// offset change from `previous` to `offset`, else none. Compared, not subtracted, so no
+    /// difference can overflow.
+    @inline(__always)
+    public init(velocity: Point?, from previous: Point, to offset: Point) {
+        self.init(
+            x: Self.sign(velocity?.x ?? 0, else: previous.x, offset.x),
+            y: Self.sign(velocity?.y ?? 0, else: previous.y, offset.y))
+    }
+
+    @inline(__always)
+    private static func sign(_ v: Double, else from: Double, _ to: Double) -> Int {
+        if v > 0 { return 1 }
+        if v < 0 { return -1 }
+        if to > from { return 1 }
+        if to < from { return -1 }
+        return 0
+    }
+}
