@@ -27,7 +27,7 @@ from viewportd_client.models import (
     SequenceProblem,
     SequenceProblemStatus,
     Session,
-    SessionRequest,
+    SessionRequestAtOffset,
     SessionState,
 )
 
@@ -56,7 +56,7 @@ def main(argv):
         expect(isinstance(info, LayoutInfo) and info.layout == layout_id, "GET /v1/layouts/{id} -> LayoutInfo")
 
         opened = open_session.sync_detailed(
-            client=c, body=SessionRequest(layout=layout_id, viewport=[375, 250], buffer=0, pool=PoolCaps(max_=4)))
+            client=c, body=SessionRequestAtOffset(layout=layout_id, viewport=[375, 250], buffer=0, pool=PoolCaps(max_=4)))
         expect(opened.status_code == 201 and isinstance(opened.parsed, Session), "POST /v1/sessions -> 201 Session")
         session = opened.parsed.session
         plan0 = opened.parsed.plan

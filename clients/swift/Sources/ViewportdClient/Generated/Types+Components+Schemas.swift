@@ -70,7 +70,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/LayoutItem/reuse`.
             public var reuse: Swift.String?
-            /// A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Plans report it under `pin` and `unpin`.
+            /// A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Along a layout whose axis is `x`, the same at the left (`offset.x + insets.left`). Plans report it under `pin` and `unpin`.
             ///
             /// - Remark: Generated from `#/components/schemas/LayoutItem/sticky`.
             public var sticky: Swift.Bool?
@@ -80,7 +80,7 @@ extension Components {
             ///   - id:
             ///   - rect:
             ///   - reuse: Reuse identifier. Absent, `null` or `""` means the item's view is never reused.
-            ///   - sticky: A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Plans report it under `pin` and `unpin`.
+            ///   - sticky: A section header (UITableView's sticky section headers): once its top has scrolled above the viewport's top (`offset.y + insets.top`) while its section (the items down to the next sticky item, or the end of the content) is on screen, it stays materialized, pinned at the top; the next sticky item pushes it up as it arrives. Along a layout whose axis is `x`, the same at the left (`offset.x + insets.left`). Plans report it under `pin` and `unpin`.
             public init(
                 id: Components.Schemas.ItemId,
                 rect: Components.Schemas.Rect,
@@ -161,7 +161,7 @@ extension Components {
                 }
             }
         }
-        /// A layout given item by item, each with its absolute frame. At most `layouts.maxItems` items (413 otherwise). `axis`, `insets` and `spacing` belong to the sections form; here they are accepted only at their defaults (anything else is a 400).
+        /// A layout given item by item, each with its absolute frame. At most `layouts.maxItems` items (413 otherwise). `insets` and `spacing` belong to the sections form; here they are accepted only at their defaults (anything else is a 400). `axis` names the layout's axis, along which sticky items pin (`y` by default).
         ///
         /// - Remark: Generated from `#/components/schemas/ItemsLayout`.
         public struct ItemsLayout: Codable, Hashable, Sendable {
@@ -171,13 +171,27 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/contentSize`.
             public var contentSize: Components.Schemas.Size?
-            /// Only with `sections`; accepted here at its default.
+            /// The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis`.
-            @frozen public enum AxisPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case y = "y"
+            public struct AxisPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis/value1`.
+                public var value1: Components.Schemas.Axis
+                /// Creates a new `AxisPayload`.
+                ///
+                /// - Parameters:
+                ///   - value1:
+                public init(value1: Components.Schemas.Axis) {
+                    self.value1 = value1
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    self.value1 = try decoder.decodeFromSingleValueContainer()
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeToSingleValueContainer(self.value1)
+                }
             }
-            /// Only with `sections`; accepted here at its default.
+            /// The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis`.
             public var axis: Components.Schemas.ItemsLayout.AxisPayload?
@@ -194,7 +208,7 @@ extension Components {
             /// - Parameters:
             ///   - items:
             ///   - contentSize: Optional; by default `[max(x + w), max(y + h)]` over the items.
-            ///   - axis: Only with `sections`; accepted here at its default.
+            ///   - axis: The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
             ///   - insets: Only with `sections`; accepted here at its default (zeros).
             ///   - spacing: Only with `sections`; accepted here at its default.
             public init(
@@ -256,7 +270,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SectionsLayout/sections`.
             public var sections: [Components.Schemas.Section]
-            /// The stacking axis; also the default axis of `list` and `pages` sections, and the axis grid rows run along.
+            /// The stacking axis; also the default axis of `list` and `pages` sections, the axis grid rows run along, and the axis sticky items pin along (at the top for `y`, at the left for `x`).
             ///
             /// - Remark: Generated from `#/components/schemas/SectionsLayout/axis`.
             public var axis: Components.Schemas.Axis?
@@ -276,7 +290,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - sections: The sections, in stacking order.
-            ///   - axis: The stacking axis; also the default axis of `list` and `pages` sections, and the axis grid rows run along.
+            ///   - axis: The stacking axis; also the default axis of `list` and `pages` sections, the axis grid rows run along, and the axis sticky items pin along (at the top for `y`, at the left for `x`).
             ///   - insets: Content insets `[top, left, bottom, right]` around the stack; default zeros. `bottom` and `right` must not be negative (422).
             ///   - spacing: Points between consecutive sections along the axis (negative: 422).
             ///   - contentSize: Optional; by default the items' extent `[max(x + w), max(y + h)]` grown by the trailing insets: `[max(x + w) + insets.right, max(y + h) + insets.bottom]`.
@@ -1174,47 +1188,121 @@ extension Components {
                 ])
             }
         }
-        /// Body of `POST /v1/sessions`: one scroll view of one client. Only `layout` and `viewport` are required; `paging`, `prefetch`, `lazyLoad`, `exposure`, `links` and `loop` are off by default.
+        /// Body of `POST /v1/sessions`: at an offset, or where `scrollTo` puts an item (both: 400).
         ///
         /// - Remark: Generated from `#/components/schemas/SessionRequest`.
-        public struct SessionRequest: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/layout`.
+        @frozen public enum SessionRequest: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SessionRequest/case1`.
+            case SessionRequestAtOffset(Components.Schemas.SessionRequestAtOffset)
+            /// - Remark: Generated from `#/components/schemas/SessionRequest/case2`.
+            case SessionRequestAtItem(Components.Schemas.SessionRequestAtItem)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .SessionRequestAtOffset(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .SessionRequestAtItem(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .SessionRequestAtOffset(value):
+                    try value.encode(to: encoder)
+                case let .SessionRequestAtItem(value):
+                    try value.encode(to: encoder)
+                }
+            }
+        }
+        /// Body of `POST /v1/sessions` opening at an offset (`offset`, default `[0, 0]`): one scroll view of one client. Only `layout` and `viewport` are required; `paging`, `prefetch`, `lazyLoad`, `exposure`, `links` and `loop` are off by default.
+        ///
+        /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset`.
+        public struct SessionRequestAtOffset: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/layout`.
             public var layout: Components.Schemas.LayoutReference
             /// Viewport size.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/viewport`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/viewport`.
             public var viewport: Components.Schemas.Size
             /// Initial content offset; default `[0, 0]`.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/offset`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/offset`.
             public var offset: Components.Schemas.Point?
-            /// Points the materialized region extends beyond the viewport on every side; default 20.
+            /// Points the materialized region extends beyond the viewport; default 20 on every side. `{"ahead", "behind"}` leans toward the motion (see Buffer).
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/buffer`.
-            public var buffer: Swift.Double?
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/buffer`.
+            public var buffer: Components.Schemas.Buffer?
             /// Content insets; default zeros.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/insets`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/insets`.
             public var insets: Components.Schemas.Insets?
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/pool`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/pool`.
             public var pool: Components.Schemas.PoolCaps?
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/paging`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/paging`.
             public var paging: Components.Schemas.PagingOptions?
             /// Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/prefetch`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/prefetch`.
             public var prefetch: Swift.Double?
             /// Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/lazyLoad`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/lazyLoad`.
             public var lazyLoad: Swift.Bool?
-            /// Plans list under `enter` the items that came into the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went out of it.
+            /// Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{"threshold": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/exposure`.
-            public var exposure: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure`.
+            @frozen public enum ExposurePayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure/case1`.
+                case case1(Swift.Bool)
+                /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure/case2`.
+                case ExposureOptions(Components.Schemas.ExposureOptions)
+                public init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .ExposureOptions(try .init(from: decoder))
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .ExposureOptions(value):
+                        try value.encode(to: encoder)
+                    }
+                }
+            }
+            /// Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{"threshold": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure`.
+            public var exposure: Components.Schemas.SessionRequestAtOffset.ExposurePayload?
             /// Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/links`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/links`.
             public struct LinksPayload: Codable, Hashable, Sendable {
                 /// A container of undocumented properties.
                 public var additionalProperties: [String: Components.Schemas.LinkedScrollView]
@@ -1234,40 +1322,46 @@ extension Components {
             }
             /// Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/links`.
-            public var links: Components.Schemas.SessionRequest.LinksPayload?
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/links`.
+            public var links: Components.Schemas.SessionRequestAtOffset.LinksPayload?
             /// Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422).
             ///
-            /// - Remark: Generated from `#/components/schemas/SessionRequest/loop`.
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/loop`.
             public var loop: Swift.Bool?
-            /// Creates a new `SessionRequest`.
+            /// The client's clock at the opening plan, in seconds: the session's first time.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/time`.
+            public var time: Components.Schemas.ClientTime?
+            /// Creates a new `SessionRequestAtOffset`.
             ///
             /// - Parameters:
             ///   - layout:
             ///   - viewport: Viewport size.
             ///   - offset: Initial content offset; default `[0, 0]`.
-            ///   - buffer: Points the materialized region extends beyond the viewport on every side; default 20.
+            ///   - buffer: Points the materialized region extends beyond the viewport; default 20 on every side. `{"ahead", "behind"}` leans toward the motion (see Buffer).
             ///   - insets: Content insets; default zeros.
             ///   - pool:
             ///   - paging:
             ///   - prefetch: Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.
             ///   - lazyLoad: Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise.
-            ///   - exposure: Plans list under `enter` the items that came into the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went out of it.
+            ///   - exposure: Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{"threshold": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).
             ///   - links: Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
             ///   - loop: Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422).
+            ///   - time: The client's clock at the opening plan, in seconds: the session's first time.
             public init(
                 layout: Components.Schemas.LayoutReference,
                 viewport: Components.Schemas.Size,
                 offset: Components.Schemas.Point? = nil,
-                buffer: Swift.Double? = nil,
+                buffer: Components.Schemas.Buffer? = nil,
                 insets: Components.Schemas.Insets? = nil,
                 pool: Components.Schemas.PoolCaps? = nil,
                 paging: Components.Schemas.PagingOptions? = nil,
                 prefetch: Swift.Double? = nil,
                 lazyLoad: Swift.Bool? = nil,
-                exposure: Swift.Bool? = nil,
-                links: Components.Schemas.SessionRequest.LinksPayload? = nil,
-                loop: Swift.Bool? = nil
+                exposure: Components.Schemas.SessionRequestAtOffset.ExposurePayload? = nil,
+                links: Components.Schemas.SessionRequestAtOffset.LinksPayload? = nil,
+                loop: Swift.Bool? = nil,
+                time: Components.Schemas.ClientTime? = nil
             ) {
                 self.layout = layout
                 self.viewport = viewport
@@ -1281,6 +1375,7 @@ extension Components {
                 self.exposure = exposure
                 self.links = links
                 self.loop = loop
+                self.time = time
             }
             public enum CodingKeys: String, CodingKey {
                 case layout
@@ -1295,6 +1390,7 @@ extension Components {
                 case exposure
                 case links
                 case loop
+                case time
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1311,7 +1407,7 @@ extension Components {
                     forKey: .offset
                 )
                 self.buffer = try container.decodeIfPresent(
-                    Swift.Double.self,
+                    Components.Schemas.Buffer.self,
                     forKey: .buffer
                 )
                 self.insets = try container.decodeIfPresent(
@@ -1335,16 +1431,20 @@ extension Components {
                     forKey: .lazyLoad
                 )
                 self.exposure = try container.decodeIfPresent(
-                    Swift.Bool.self,
+                    Components.Schemas.SessionRequestAtOffset.ExposurePayload.self,
                     forKey: .exposure
                 )
                 self.links = try container.decodeIfPresent(
-                    Components.Schemas.SessionRequest.LinksPayload.self,
+                    Components.Schemas.SessionRequestAtOffset.LinksPayload.self,
                     forKey: .links
                 )
                 self.loop = try container.decodeIfPresent(
                     Swift.Bool.self,
                     forKey: .loop
+                )
+                self.time = try container.decodeIfPresent(
+                    Components.Schemas.ClientTime.self,
+                    forKey: .time
                 )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "layout",
@@ -1358,7 +1458,246 @@ extension Components {
                     "lazyLoad",
                     "exposure",
                     "links",
-                    "loop"
+                    "loop",
+                    "time"
+                ])
+            }
+        }
+        /// Body of `POST /v1/sessions` opening where `scrollTo` puts an item (instead of `offset`; sending both is a 400).
+        ///
+        /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem`.
+        public struct SessionRequestAtItem: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/layout`.
+            public var layout: Components.Schemas.LayoutReference
+            /// Viewport size.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/viewport`.
+            public var viewport: Components.Schemas.Size
+            /// Points the materialized region extends beyond the viewport; default 20 on every side. `{"ahead", "behind"}` leans toward the motion (see Buffer).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/buffer`.
+            public var buffer: Components.Schemas.Buffer?
+            /// Content insets; default zeros.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/insets`.
+            public var insets: Components.Schemas.Insets?
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/pool`.
+            public var pool: Components.Schemas.PoolCaps?
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/paging`.
+            public var paging: Components.Schemas.PagingOptions?
+            /// Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/prefetch`.
+            public var prefetch: Swift.Double?
+            /// Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/lazyLoad`.
+            public var lazyLoad: Swift.Bool?
+            /// Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{"threshold": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure`.
+            @frozen public enum ExposurePayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure/case1`.
+                case case1(Swift.Bool)
+                /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure/case2`.
+                case ExposureOptions(Components.Schemas.ExposureOptions)
+                public init(from decoder: any Swift.Decoder) throws {
+                    var errors: [any Swift.Error] = []
+                    do {
+                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    do {
+                        self = .ExposureOptions(try .init(from: decoder))
+                        return
+                    } catch {
+                        errors.append(error)
+                    }
+                    throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                        type: Self.self,
+                        codingPath: decoder.codingPath,
+                        errors: errors
+                    )
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    switch self {
+                    case let .case1(value):
+                        try encoder.encodeToSingleValueContainer(value)
+                    case let .ExposureOptions(value):
+                        try value.encode(to: encoder)
+                    }
+                }
+            }
+            /// Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{"threshold": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure`.
+            public var exposure: Components.Schemas.SessionRequestAtItem.ExposurePayload?
+            /// Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/links`.
+            public struct LinksPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: Components.Schemas.LinkedScrollView]
+                /// Creates a new `LinksPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: Components.Schemas.LinkedScrollView] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/links`.
+            public var links: Components.Schemas.SessionRequestAtItem.LinksPayload?
+            /// Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/loop`.
+            public var loop: Swift.Bool?
+            /// Instead of `offset`: the opening plan starts where this scrolls from `[0, 0]` (FlatList's initialScrollIndex). An id not in the layout is a 422.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/scrollTo`.
+            public var scrollTo: Components.Schemas.ScrollTo
+            /// The client's clock at the opening plan, in seconds: the session's first time.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/time`.
+            public var time: Components.Schemas.ClientTime?
+            /// Creates a new `SessionRequestAtItem`.
+            ///
+            /// - Parameters:
+            ///   - layout:
+            ///   - viewport: Viewport size.
+            ///   - buffer: Points the materialized region extends beyond the viewport; default 20 on every side. `{"ahead", "behind"}` leans toward the motion (see Buffer).
+            ///   - insets: Content insets; default zeros.
+            ///   - pool:
+            ///   - paging:
+            ///   - prefetch: Seconds of velocity to look ahead (off by default, or `null`): with a velocity, plans list under `prefetch` the items that are not materialized but lie in the materialized region swept ahead by velocity × seconds, each once, and under `cancelPrefetch` those predicted earlier that no longer are (and did not enter). An update without velocity cancels every outstanding prediction.
+            ///   - lazyLoad: Plans list under `load` the items whose heavy content (images) should be loaded now: on `drag-begin` and `idle` (the opening plan counts as `idle`), every materialized item not loaded yet; on `drag-end`, the not-yet-loaded items inside the viewport (without buffer) at the target offset; never while `dragging` or `decelerating` otherwise.
+            ///   - exposure: Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{"threshold": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).
+            ///   - links: Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
+            ///   - loop: Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422).
+            ///   - scrollTo: Instead of `offset`: the opening plan starts where this scrolls from `[0, 0]` (FlatList's initialScrollIndex). An id not in the layout is a 422.
+            ///   - time: The client's clock at the opening plan, in seconds: the session's first time.
+            public init(
+                layout: Components.Schemas.LayoutReference,
+                viewport: Components.Schemas.Size,
+                buffer: Components.Schemas.Buffer? = nil,
+                insets: Components.Schemas.Insets? = nil,
+                pool: Components.Schemas.PoolCaps? = nil,
+                paging: Components.Schemas.PagingOptions? = nil,
+                prefetch: Swift.Double? = nil,
+                lazyLoad: Swift.Bool? = nil,
+                exposure: Components.Schemas.SessionRequestAtItem.ExposurePayload? = nil,
+                links: Components.Schemas.SessionRequestAtItem.LinksPayload? = nil,
+                loop: Swift.Bool? = nil,
+                scrollTo: Components.Schemas.ScrollTo,
+                time: Components.Schemas.ClientTime? = nil
+            ) {
+                self.layout = layout
+                self.viewport = viewport
+                self.buffer = buffer
+                self.insets = insets
+                self.pool = pool
+                self.paging = paging
+                self.prefetch = prefetch
+                self.lazyLoad = lazyLoad
+                self.exposure = exposure
+                self.links = links
+                self.loop = loop
+                self.scrollTo = scrollTo
+                self.time = time
+            }
+            public enum CodingKeys: String, CodingKey {
+                case layout
+                case viewport
+                case buffer
+                case insets
+                case pool
+                case paging
+                case prefetch
+                case lazyLoad
+                case exposure
+                case links
+                case loop
+                case scrollTo
+                case time
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.layout = try container.decode(
+                    Components.Schemas.LayoutReference.self,
+                    forKey: .layout
+                )
+                self.viewport = try container.decode(
+                    Components.Schemas.Size.self,
+                    forKey: .viewport
+                )
+                self.buffer = try container.decodeIfPresent(
+                    Components.Schemas.Buffer.self,
+                    forKey: .buffer
+                )
+                self.insets = try container.decodeIfPresent(
+                    Components.Schemas.Insets.self,
+                    forKey: .insets
+                )
+                self.pool = try container.decodeIfPresent(
+                    Components.Schemas.PoolCaps.self,
+                    forKey: .pool
+                )
+                self.paging = try container.decodeIfPresent(
+                    Components.Schemas.PagingOptions.self,
+                    forKey: .paging
+                )
+                self.prefetch = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .prefetch
+                )
+                self.lazyLoad = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .lazyLoad
+                )
+                self.exposure = try container.decodeIfPresent(
+                    Components.Schemas.SessionRequestAtItem.ExposurePayload.self,
+                    forKey: .exposure
+                )
+                self.links = try container.decodeIfPresent(
+                    Components.Schemas.SessionRequestAtItem.LinksPayload.self,
+                    forKey: .links
+                )
+                self.loop = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .loop
+                )
+                self.scrollTo = try container.decode(
+                    Components.Schemas.ScrollTo.self,
+                    forKey: .scrollTo
+                )
+                self.time = try container.decodeIfPresent(
+                    Components.Schemas.ClientTime.self,
+                    forKey: .time
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "layout",
+                    "viewport",
+                    "buffer",
+                    "insets",
+                    "pool",
+                    "paging",
+                    "prefetch",
+                    "lazyLoad",
+                    "exposure",
+                    "links",
+                    "loop",
+                    "scrollTo",
+                    "time"
                 ])
             }
         }
@@ -1552,7 +1891,7 @@ extension Components {
                 ])
             }
         }
-        /// What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `linked`, `placements` and `recenter` appear only with the session options that produce them.
+        /// What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them.
         ///
         /// - Remark: Generated from `#/components/schemas/Plan`.
         public struct Plan: Codable, Hashable, Sendable {
@@ -1578,7 +1917,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/unpin`.
             public var unpin: [Components.Schemas.PinEntry]?
-            /// The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. Apply after `reuse` and `create` (the header may enter in the same plan).
+            /// The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. In a layout whose axis is `x` the same holds along x: `[max(x, min(left, nextLeft − w)), y, w, h]` with `left = offset.x + insets.left`. Apply after `reuse` and `create` (the header may enter in the same plan).
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/pin`.
             public var pin: [Components.Schemas.PinEntry]?
@@ -1606,11 +1945,11 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/load`.
             public var load: [Components.Schemas.ItemId]?
-            /// `exposure` on: items that came into the screen region (the viewport without buffer).
+            /// `exposure` on: items that came onto the screen region (the viewport without buffer), by the session's threshold.
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/enter`.
             public var enter: [Components.Schemas.ExposureEntry]?
-            /// `exposure` on: items that went out of the screen region (after a layout change, ids of the previous layout).
+            /// `exposure` on: items that went off the screen region, by the session's threshold (after a layout change, ids of the previous layout).
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/leave`.
             public var leave: [Components.Schemas.ItemId]?
@@ -1646,6 +1985,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/recenter`.
             public var recenter: Components.Schemas.Point?
+            /// `exposure.minTime` set: items whose stay on screen has lasted `minTime` seconds from the `time` of the update where they entered to the `time` of this one, once per stay, in layout order. Only updates that carry `time` list it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Plan/viewed`.
+            public var viewed: [Components.Schemas.ViewedEntry]?
             /// Creates a new `Plan`.
             ///
             /// - Parameters:
@@ -1656,18 +1999,19 @@ extension Components {
             ///   - reuse:
             ///   - create:
             ///   - unpin: A sticky header that is no longer pinned but stays materialized: move its view back to its layout rect (`rect`). A header that stops being pinned and is not materialized leaves instead (`recycle`/`discard`).
-            ///   - pin: The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. Apply after `reuse` and `create` (the header may enter in the same plan).
+            ///   - pin: The pinned sticky header, when it is newly pinned or its pinned rect moved: put its view at `rect`, `[x, max(y, min(top, nextTop − h)), w, h]` with `[x, y, w, h]` its layout rect, `top = offset.y + insets.top` and `nextTop` the next sticky item's y (or the content height): at the top of the viewport, pushed up by the next header. The pinned header is the last sticky item whose y is above `top` while its section (down to the next sticky item) reaches below `top`; it stays materialized wherever its layout rect is. In a layout whose axis is `x` the same holds along x: `[max(x, min(left, nextLeft − w)), y, w, h]` with `left = offset.x + insets.left`. Apply after `reuse` and `create` (the header may enter in the same plan).
             ///   - move: After a layout change (`PUT /v1/sessions/{id}/layout`): items that stay materialized, keep their view and whose rect changed.
             ///   - target: On a `drag-end` update: where the drag comes to rest (`paging`), clamped to the scrollable range (not along a looping axis).
             ///   - page: On a `drag-end` update in the paging modes `page` and `snap`: the page `k` of `target` (on a looping axis, `k` modulo the number of pages).
             ///   - prefetch: `prefetch` on: items not materialized that lie in the materialized region swept ahead by velocity × seconds, each listed once.
             ///   - cancelPrefetch: `prefetch` on: items predicted earlier that no longer are predicted (and did not enter); an update without velocity cancels every outstanding prediction.
             ///   - load: `lazyLoad` on: items whose heavy content should be loaded now (on `drag-begin` and `idle`, every materialized item not loaded yet; on `drag-end`, those inside the viewport at `target`).
-            ///   - enter: `exposure` on: items that came into the screen region (the viewport without buffer).
-            ///   - leave: `exposure` on: items that went out of the screen region (after a layout change, ids of the previous layout).
+            ///   - enter: `exposure` on: items that came onto the screen region (the viewport without buffer), by the session's threshold.
+            ///   - leave: `exposure` on: items that went off the screen region, by the session's threshold (after a layout change, ids of the previous layout).
             ///   - linked: `links` on: each linked scroll view's offset at the same scroll progress as this plan's `offset`.
             ///   - placements: `loop` on: entering items whose view goes to a copy other than their layout rect (the rect in `reuse`/`create` is that copy's as well).
             ///   - recenter: `loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise.
+            ///   - viewed: `exposure.minTime` set: items whose stay on screen has lasted `minTime` seconds from the `time` of the update where they entered to the `time` of this one, once per stay, in layout order. Only updates that carry `time` list it.
             public init(
                 seq: Swift.Int,
                 offset: Components.Schemas.Point,
@@ -1687,7 +2031,8 @@ extension Components {
                 leave: [Components.Schemas.ItemId]? = nil,
                 linked: Components.Schemas.Plan.LinkedPayload? = nil,
                 placements: [Components.Schemas.Placement]? = nil,
-                recenter: Components.Schemas.Point? = nil
+                recenter: Components.Schemas.Point? = nil,
+                viewed: [Components.Schemas.ViewedEntry]? = nil
             ) {
                 self.seq = seq
                 self.offset = offset
@@ -1708,6 +2053,7 @@ extension Components {
                 self.linked = linked
                 self.placements = placements
                 self.recenter = recenter
+                self.viewed = viewed
             }
             public enum CodingKeys: String, CodingKey {
                 case seq
@@ -1729,6 +2075,7 @@ extension Components {
                 case linked
                 case placements
                 case recenter
+                case viewed
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1808,6 +2155,10 @@ extension Components {
                     Components.Schemas.Point.self,
                     forKey: .recenter
                 )
+                self.viewed = try container.decodeIfPresent(
+                    [Components.Schemas.ViewedEntry].self,
+                    forKey: .viewed
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "seq",
                     "offset",
@@ -1827,7 +2178,8 @@ extension Components {
                     "leave",
                     "linked",
                     "placements",
-                    "recenter"
+                    "recenter",
+                    "viewed"
                 ])
             }
         }
@@ -1952,6 +2304,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/size`.
             public var size: Components.Schemas.Size?
+            /// Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
+            ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/velocity`.
             public var velocity: Components.Schemas.Velocity?
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/phase`.
@@ -1964,22 +2318,28 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/select`.
             public var select: Swift.String?
+            /// The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/OffsetUpdate/time`.
+            public var time: Components.Schemas.ClientTime?
             /// Creates a new `OffsetUpdate`.
             ///
             /// - Parameters:
             ///   - offset: The new content offset.
             ///   - size: A new viewport size (rotation).
-            ///   - velocity:
+            ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
             ///   - phase:
             ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
             ///   - select: The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.
+            ///   - time: The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
             public init(
                 offset: Components.Schemas.Point,
                 size: Components.Schemas.Size? = nil,
                 velocity: Components.Schemas.Velocity? = nil,
                 phase: Components.Schemas.ScrollPhase? = nil,
                 seq: Swift.Int? = nil,
-                select: Swift.String? = nil
+                select: Swift.String? = nil,
+                time: Components.Schemas.ClientTime? = nil
             ) {
                 self.offset = offset
                 self.size = size
@@ -1987,6 +2347,7 @@ extension Components {
                 self.phase = phase
                 self.seq = seq
                 self.select = select
+                self.time = time
             }
             public enum CodingKeys: String, CodingKey {
                 case offset
@@ -1995,6 +2356,7 @@ extension Components {
                 case phase
                 case seq
                 case select
+                case time
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2022,13 +2384,18 @@ extension Components {
                     Swift.String.self,
                     forKey: .select
                 )
+                self.time = try container.decodeIfPresent(
+                    Components.Schemas.ClientTime.self,
+                    forKey: .time
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "offset",
                     "size",
                     "velocity",
                     "phase",
                     "seq",
-                    "select"
+                    "select",
+                    "time"
                 ])
             }
         }
@@ -2044,6 +2411,8 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/size`.
             public var size: Components.Schemas.Size?
+            /// Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
+            ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/velocity`.
             public var velocity: Components.Schemas.Velocity?
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/phase`.
@@ -2056,22 +2425,28 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/select`.
             public var select: Swift.String?
+            /// The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/time`.
+            public var time: Components.Schemas.ClientTime?
             /// Creates a new `ScrollToUpdate`.
             ///
             /// - Parameters:
             ///   - scrollTo: Instead of `offset`: scroll to an item. The plan's `offset` is the resulting offset.
             ///   - size: A new viewport size (rotation).
-            ///   - velocity:
+            ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
             ///   - phase:
             ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
             ///   - select: The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.
+            ///   - time: The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
             public init(
                 scrollTo: Components.Schemas.ScrollTo,
                 size: Components.Schemas.Size? = nil,
                 velocity: Components.Schemas.Velocity? = nil,
                 phase: Components.Schemas.ScrollPhase? = nil,
                 seq: Swift.Int? = nil,
-                select: Swift.String? = nil
+                select: Swift.String? = nil,
+                time: Components.Schemas.ClientTime? = nil
             ) {
                 self.scrollTo = scrollTo
                 self.size = size
@@ -2079,6 +2454,7 @@ extension Components {
                 self.phase = phase
                 self.seq = seq
                 self.select = select
+                self.time = time
             }
             public enum CodingKeys: String, CodingKey {
                 case scrollTo
@@ -2087,6 +2463,7 @@ extension Components {
                 case phase
                 case seq
                 case select
+                case time
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2114,13 +2491,18 @@ extension Components {
                     Swift.String.self,
                     forKey: .select
                 )
+                self.time = try container.decodeIfPresent(
+                    Components.Schemas.ClientTime.self,
+                    forKey: .time
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "scrollTo",
                     "size",
                     "velocity",
                     "phase",
                     "seq",
-                    "select"
+                    "select",
+                    "time"
                 ])
             }
         }
@@ -2308,6 +2690,14 @@ extension Components {
             public var pool: Components.Schemas.SessionState.PoolPayload
             /// - Remark: Generated from `#/components/schemas/SessionState/stats`.
             public var stats: Components.Schemas.SessionStats
+            /// The session's last client `time` (absent until an update, or the opening, carried one): a client that resyncs continues its clock from here.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionState/time`.
+            public var time: Swift.Double?
+            /// With `exposure`: the items on screen now by the session's threshold, in layout order (those a plan's `enter` listed and no `leave` has since).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionState/onScreen`.
+            public var onScreen: [Components.Schemas.ItemId]?
             /// Creates a new `SessionState`.
             ///
             /// - Parameters:
@@ -2320,6 +2710,8 @@ extension Components {
             ///   - pinned: The sticky header pinned at the current offset, with its view and pinned rect (absent when none is).
             ///   - pool: Each reuse identifier's pooled views, oldest first.
             ///   - stats:
+            ///   - time: The session's last client `time` (absent until an update, or the opening, carried one): a client that resyncs continues its clock from here.
+            ///   - onScreen: With `exposure`: the items on screen now by the session's threshold, in layout order (those a plan's `enter` listed and no `leave` has since).
             public init(
                 session: Components.Schemas.SessionId,
                 layout: Components.Schemas.LayoutId,
@@ -2329,7 +2721,9 @@ extension Components {
                 visible: [Components.Schemas.PlanEntry],
                 pinned: Components.Schemas.PinEntry? = nil,
                 pool: Components.Schemas.SessionState.PoolPayload,
-                stats: Components.Schemas.SessionStats
+                stats: Components.Schemas.SessionStats,
+                time: Swift.Double? = nil,
+                onScreen: [Components.Schemas.ItemId]? = nil
             ) {
                 self.session = session
                 self.layout = layout
@@ -2340,6 +2734,8 @@ extension Components {
                 self.pinned = pinned
                 self.pool = pool
                 self.stats = stats
+                self.time = time
+                self.onScreen = onScreen
             }
             public enum CodingKeys: String, CodingKey {
                 case session
@@ -2351,6 +2747,8 @@ extension Components {
                 case pinned
                 case pool
                 case stats
+                case time
+                case onScreen
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2390,6 +2788,14 @@ extension Components {
                     Components.Schemas.SessionStats.self,
                     forKey: .stats
                 )
+                self.time = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .time
+                )
+                self.onScreen = try container.decodeIfPresent(
+                    [Components.Schemas.ItemId].self,
+                    forKey: .onScreen
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "session",
                     "layout",
@@ -2399,7 +2805,9 @@ extension Components {
                     "visible",
                     "pinned",
                     "pool",
-                    "stats"
+                    "stats",
+                    "time",
+                    "onScreen"
                 ])
             }
         }
@@ -3207,7 +3615,7 @@ extension Components {
             case end = "end"
             case auto = "auto"
         }
-        /// Scroll so the item sits at `align` in the viewport, on both axes, clamped to the scrollable range (on a looping axis, to the copy of the item nearest to the current offset). An id not in the layout is a 422.
+        /// Scroll so the item sits at `align` in the viewport, on both axes, keeping `margin` points between it and the viewport's edge (for `start`, `end` and `auto`), clamped to the scrollable range (on a looping axis, to the copy of the item nearest to the current offset). Per axis, with the item at `[a, a + len]`, the viewport length `v`, the current offset `o` and the margin `m`: `start` → `a − m`; `center` → `a + len/2 − v/2`; `end` → `a + len − v + m`; `auto` → `a − m` when `len + 2m > v`, else `min(max(o, a + len − v + m), a − m)` (no movement when the item is shown whole with its margins). An id not in the layout is a 422.
         ///
         /// - Remark: Generated from `#/components/schemas/ScrollTo`.
         public struct ScrollTo: Codable, Hashable, Sendable {
@@ -3215,21 +3623,29 @@ extension Components {
             public var id: Components.Schemas.ItemId
             /// - Remark: Generated from `#/components/schemas/ScrollTo/align`.
             public var align: Components.Schemas.ScrollAlignment?
+            /// Points kept between the item and the viewport's edge for `start`, `end` and `auto` (`center` ignores it); negative: 422.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ScrollTo/margin`.
+            public var margin: Swift.Double?
             /// Creates a new `ScrollTo`.
             ///
             /// - Parameters:
             ///   - id:
             ///   - align:
+            ///   - margin: Points kept between the item and the viewport's edge for `start`, `end` and `auto` (`center` ignores it); negative: 422.
             public init(
                 id: Components.Schemas.ItemId,
-                align: Components.Schemas.ScrollAlignment? = nil
+                align: Components.Schemas.ScrollAlignment? = nil,
+                margin: Swift.Double? = nil
             ) {
                 self.id = id
                 self.align = align
+                self.margin = margin
             }
             public enum CodingKeys: String, CodingKey {
                 case id
                 case align
+                case margin
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -3241,9 +3657,14 @@ extension Components {
                     Components.Schemas.ScrollAlignment.self,
                     forKey: .align
                 )
+                self.margin = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .margin
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
-                    "align"
+                    "align",
+                    "margin"
                 ])
             }
         }
@@ -3486,6 +3907,173 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "rect"
+                ])
+            }
+        }
+        /// The client's clock, in seconds (any finite number, monotonic within a session): a time lower than the session's last one is a 422 naming `time`, and nothing changes. An update without it starts and ends no clock: `viewed` ignores it (a stay that begins in such an update starts its clock at the next update of the stay that carries `time`).
+        ///
+        /// - Remark: Generated from `#/components/schemas/ClientTime`.
+        public typealias ClientTime = Swift.Double
+        /// Points the materialized region extends beyond the viewport. A number `n` is the same on every side (`{"ahead": n, "behind": n}`). `{"ahead": a, "behind": b}`: along an axis on which the viewport moves, `a` in the direction of motion and `b` behind; along an axis without motion, `max(a, b)` on both sides. The direction on an axis is the sign of the update's velocity on it when non-zero, else the sign of the offset change from the previous update, else none; the opening plan and a layout change have none. Negative or missing values: 422 and 400.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Buffer`.
+        @frozen public enum Buffer: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Buffer/case1`.
+            case case1(Swift.Double)
+            /// - Remark: Generated from `#/components/schemas/Buffer/case2`.
+            public struct Case2Payload: Codable, Hashable, Sendable {
+                /// Points in the direction of motion.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Buffer/case2/ahead`.
+                public var ahead: Swift.Double
+                /// Points behind the motion.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Buffer/case2/behind`.
+                public var behind: Swift.Double
+                /// Creates a new `Case2Payload`.
+                ///
+                /// - Parameters:
+                ///   - ahead: Points in the direction of motion.
+                ///   - behind: Points behind the motion.
+                public init(
+                    ahead: Swift.Double,
+                    behind: Swift.Double
+                ) {
+                    self.ahead = ahead
+                    self.behind = behind
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case ahead
+                    case behind
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.ahead = try container.decode(
+                        Swift.Double.self,
+                        forKey: .ahead
+                    )
+                    self.behind = try container.decode(
+                        Swift.Double.self,
+                        forKey: .behind
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "ahead",
+                        "behind"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Buffer/case2`.
+            case case2(Components.Schemas.Buffer.Case2Payload)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .case1(try decoder.decodeFromSingleValueContainer())
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .case2(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .case1(value):
+                    try encoder.encodeToSingleValueContainer(value)
+                case let .case2(value):
+                    try value.encode(to: encoder)
+                }
+            }
+        }
+        /// `exposure` with a rule (FlatList's viewabilityConfig): an item is on screen when the part of its rect inside the viewport (no buffer) is at least `threshold` of its area; an item of zero area is on screen when it lies strictly inside. `enter` and `leave` follow this rule. With `minTime`, plans also list under `viewed` each item that has stayed on screen for at least `minTime` seconds of client `time`, measured from the `time` of the update where it entered to the `time` of the current one, once per stay. Fractions and stays are computed for the items near the screen's moving edges only.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExposureOptions`.
+        public struct ExposureOptions: Codable, Hashable, Sendable {
+            /// The visible fraction of its area an item needs (0…1, else 422); 0 is strict intersection, as `exposure: true`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExposureOptions/threshold`.
+            public var threshold: Swift.Double?
+            /// Seconds of client `time` a stay on screen must last to be listed under `viewed` (negative: 422). Absent: no `viewed`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExposureOptions/minTime`.
+            public var minTime: Swift.Double?
+            /// Creates a new `ExposureOptions`.
+            ///
+            /// - Parameters:
+            ///   - threshold: The visible fraction of its area an item needs (0…1, else 422); 0 is strict intersection, as `exposure: true`.
+            ///   - minTime: Seconds of client `time` a stay on screen must last to be listed under `viewed` (negative: 422). Absent: no `viewed`.
+            public init(
+                threshold: Swift.Double? = nil,
+                minTime: Swift.Double? = nil
+            ) {
+                self.threshold = threshold
+                self.minTime = minTime
+            }
+            public enum CodingKeys: String, CodingKey {
+                case threshold
+                case minTime
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.threshold = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .threshold
+                )
+                self.minTime = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .minTime
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "threshold",
+                    "minTime"
+                ])
+            }
+        }
+        /// The item has stayed on screen for `exposure.minTime` seconds of client time in its current stay; `times` counts its viewed stays in this session, from 1.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ViewedEntry`.
+        public struct ViewedEntry: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ViewedEntry/id`.
+            public var id: Components.Schemas.ItemId
+            /// - Remark: Generated from `#/components/schemas/ViewedEntry/times`.
+            public var times: Swift.Int
+            /// Creates a new `ViewedEntry`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - times:
+            public init(
+                id: Components.Schemas.ItemId,
+                times: Swift.Int
+            ) {
+                self.id = id
+                self.times = times
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case times
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.times = try container.decode(
+                    Swift.Int.self,
+                    forKey: .times
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "times"
                 ])
             }
         }
