@@ -6,6 +6,14 @@ struct ExposureTracker: Sendable {
     /// Item → times it entered the screen region in this session.
     private(set) var times: [Int: Int] = [:]
 
+    init() {}
+
+    /// A tracker in a given state (a restored snapshot).
+    init(times: [Int: Int], absent: [String: Int]) {
+        self.times = times
+        self.absent = absent
+    }
+
     /// Records items entering and leaving the screen region (each in layout order) and answers the
     /// plan's `enter` and `leave`.
     /// - Complexity: O(e + l) expected.

@@ -124,6 +124,7 @@ extension ViewportSession {
         offset = newOffset
         region = newRegion
         safeWindow = nil
+        needsFullDiff = false
         let entering = materialized.filter { survivors[$0] == nil }
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
         plan.move = moves.sorted { $0.item < $1.item }
