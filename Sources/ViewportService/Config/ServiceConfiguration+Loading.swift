@@ -1,6 +1,7 @@
 import Configuration
 import Logging
 import SystemPackage
+import ViewportRedis
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -42,10 +43,10 @@ extension ServiceConfiguration {
         async throws -> ServiceConfiguration
     {
         let flags = CommandLineArgumentsProvider(
-            arguments: arguments, secretsSpecifier: .specific([Setting.authToken.flag]))
+            arguments: arguments, secretsSpecifier: .specific([Setting.authToken.flag, Setting.storeURL.flag]))
         let environmentVariables = EnvironmentVariablesProvider(
             environmentVariables: environment,
-            secretsSpecifier: .specific([Setting.authToken.environmentName]))
+            secretsSpecifier: .specific([Setting.authToken.environmentName, Setting.storeURL.environmentName]))
         var sources: [Source] = [
             Source(provider: flags, name: { $0.flag }),
             Source(provider: environmentVariables, name: { $0.environmentName }),
@@ -98,6 +99,37 @@ extension ServiceConfiguration {
         layouts.maxTotalItems = try resolver.int(.layoutsMaxTotalItems, default: layouts.maxTotalItems, check: positive)
         sessions.maxViews = try resolver.int(.sessionsMaxViews, default: sessions.maxViews, check: positive)
         configuration.layouts = layouts
+
+        var store = Store()
+        let url = try resolver.string(.storeURL, default: "", isSecret: true) { url in
+            if url.isEmpty { return nil }
+            do {
+                _ = try RedisEndpoint(url: url)
+                return nil
+            } catch {
+                return "\(JSONError.quoted(redacted(url))) is not a store URL: \(error)"
+            }
+        }
+        store.url = url.isEmpty ? nil : url
+        store.flushInterval = try resolver.seconds(.storeFlushInterval, default: store.flushInterval)
+        store.leaseTimeout = try resolver.seconds(.storeLeaseTimeout, default: store.leaseTimeout)
+        store.timeout = try resolver.seconds(.storeTimeout, default: store.timeout)
+        store.keyPrefix = try resolver.string(.storeKeyPrefix, default: store.keyPrefix) { prefix in
+            prefix.utf8.count > 64 || prefix.contains(where: { $0 == " " || $0 == "{" || $0 == "}" })
+                ? "must be at most 64 bytes, without spaces or braces" : nil
+        }
+        let lease = seconds(store.leaseTimeout)
+        if seconds(store.flushInterval) * 4 > lease {
+            throw ConfigurationError(
+                key: Setting.storeFlushInterval.name,
+                "\(Setting.storeFlushInterval.forms): \(seconds(store.flushInterval)) s must be at most a quarter of store.leaseTimeout (\(lease) s): leases are renewed with the writes")
+        }
+        if seconds(store.timeout) * 2 > lease {
+            throw ConfigurationError(
+                key: Setting.storeTimeout.name,
+                "\(Setting.storeTimeout.forms): \(seconds(store.timeout)) s must be at most half of store.leaseTimeout (\(lease) s): a renewal must get through within a lease")
+        }
+        configuration.store = store
 
         let token = try resolver.string(.authToken, default: "", isSecret: true) { _ in nil }
         configuration.authToken = token.isEmpty ? nil : token
@@ -239,11 +271,17 @@ struct Setting: Sendable {
     static let layoutsMaxTotalItems = Setting("layouts.maxTotalItems", .int)
     static let authToken = Setting("auth.token", .string)
     static let logLevel = Setting("log.level", .string)
+    static let storeURL = Setting("store.url", .string)
+    static let storeFlushInterval = Setting("store.flushInterval", .seconds)
+    static let storeLeaseTimeout = Setting("store.leaseTimeout", .seconds)
+    static let storeTimeout = Setting("store.timeout", .seconds)
+    static let storeKeyPrefix = Setting("store.keyPrefix", .string)
 
     static let all: [Setting] = [
         httpHost, httpPort, httpThreads, httpMaxBodyBytes, httpConnectionTimeout, httpConnectionLimit,
         httpConnectionMemoryLimit, httpDrainTimeout, httpMaxBufferedBodyBytes, sessionsMax, sessionsIdleTimeout, sessionsMaxViews, layoutsMax,
         layoutsMaxItems, layoutsMaxTotalItems, authToken, logLevel,
+        storeURL, storeFlushInterval, storeLeaseTimeout, storeTimeout, storeKeyPrefix,
     ]
 }
 

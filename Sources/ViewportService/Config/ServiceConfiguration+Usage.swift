@@ -26,5 +26,13 @@ extension ServiceConfiguration {
           layouts.maxTotalItems    LAYOUTS_MAX_TOTAL_ITEMS   --layouts-max-total-items   20000000
           auth.token               AUTH_TOKEN                --auth-token                (none)
           log.level                LOG_LEVEL                 --log-level                 info
+          store.url                STORE_URL                 --store-url                 (none: in-process)
+          store.flushInterval      STORE_FLUSH_INTERVAL      --store-flush-interval      0.1 (s)
+          store.leaseTimeout       STORE_LEASE_TIMEOUT       --store-lease-timeout       2 (s)
+          store.timeout            STORE_TIMEOUT             --store-timeout             0.5 (s)
+          store.keyPrefix          STORE_KEY_PREFIX          --store-key-prefix          viewportd:
+
+        store.url (redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], Redis or Valkey) shares layouts and
+        sessions between instances; see README "Many instances, one store".
         """
 }

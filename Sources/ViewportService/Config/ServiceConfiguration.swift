@@ -58,9 +58,32 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public init() {}
     }
 
+    /// A store shared by several instances (API.md "Many instances, one store"); without
+    /// `store.url`, sessions and layouts live in this process only.
+    public struct Store: Sendable, Equatable {
+        /// `store.url`: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis-protocol server
+        /// (Redis, Valkey); nil for none (the default: everything in this process).
+        public var url: String? = nil
+        /// `store.flushInterval`: how often changed sessions are written to the store. An instance
+        /// that dies loses at most this much.
+        public var flushInterval: Duration = .milliseconds(100)
+        /// `store.leaseTimeout`: how long an instance's claim on a session lasts without renewal
+        /// (renewed several times within it); after a crash, its sessions move after this long.
+        public var leaseTimeout: Duration = .seconds(2)
+        /// `store.timeout`: how long one round trip to the store may take (connect, command), and
+        /// how long a request waits for another instance to hand a session over, before 503.
+        public var timeout: Duration = .milliseconds(500)
+        /// `store.keyPrefix`: prepended to every key, so that several deployments can share one
+        /// server.
+        public var keyPrefix = "viewportd:"
+
+        public init() {}
+    }
+
     public var http = HTTP()
     public var sessions = Sessions()
     public var layouts = Layouts()
+    public var store = Store()
     /// `auth.token`: when set, every path but `/healthz` requires `Authorization: Bearer <token>`.
     /// A secret: never logged (see ``description``). An empty value means no token.
     public var authToken: String? = nil
@@ -83,7 +106,16 @@ extension ServiceConfiguration: CustomStringConvertible {
             + " http.drainTimeout=\(Self.seconds(http.drainTimeout)) sessions.max=\(sessions.max)"
             + " sessions.idleTimeout=\(Self.seconds(sessions.idleTimeout)) layouts.max=\(layouts.max)"
             + " layouts.maxItems=\(layouts.maxItems) auth.token=\(authToken == nil ? "none" : "<redacted>")"
-            + " log.level=\(logLevel.rawValue) config=\(configFile ?? "none")"
+            + " log.level=\(logLevel.rawValue) store.url=\(store.url.map(Self.redacted) ?? "none")"
+            + " store.flushInterval=\(Self.seconds(store.flushInterval)) store.leaseTimeout=\(Self.seconds(store.leaseTimeout))"
+            + " store.timeout=\(Self.seconds(store.timeout)) store.keyPrefix=\(store.keyPrefix) config=\(configFile ?? "none")"
+    }
+
+    /// A store URL with its password hidden.
+    static func redacted(_ url: String) -> String {
+        guard let at = url.lastIndex(of: "@") else { return url }
+        let scheme = url.hasPrefix("redis://") ? "redis://" : ""
+        return scheme + "<redacted>" + String(url[at...])
     }
 
     /// A duration in seconds, for logs and for APIs that take seconds.
