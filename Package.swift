@@ -102,7 +102,7 @@ let package = Package(
         .testTarget(
             name: "ViewportServiceTests",
             dependencies: [
-                "ViewportService", "ViewportCore", "ViewportHTTP", "ViewportTestSupport",
+                "ViewportService", "ViewportCore", "ViewportHTTP", "ViewportRedis", "ViewportTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

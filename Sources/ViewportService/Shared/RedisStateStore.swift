@@ -141,7 +141,8 @@ final class RedisStateStore: Sendable {
         var snapshot: [UInt8]
         /// The layouts the snapshot names (their expiry moves with the session's).
         var layouts: [String]
-        /// Release the session after writing it; with a reply key, tell the asker.
+        /// Release the session after writing it; with a reply key (a whole key, from
+        /// ``StoreKeys/reply(_:)``), tell the asker.
         var release: Bool = false
         var replyKey: String? = nil
     }
@@ -162,7 +163,7 @@ final class RedisStateStore: Sendable {
                 StoreScripts.write,
                 keys: [
                     keys.session(w.session), keys.lease(w.session), keys.layout(w.layouts.first ?? ""),
-                    keys.layout(w.layouts.last ?? ""), keys.reply(w.replyKey ?? "none"),
+                    keys.layout(w.layouts.last ?? ""), w.replyKey ?? keys.reply("none"),
                 ],
                 arguments: [
                     instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,

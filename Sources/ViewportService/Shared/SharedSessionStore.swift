@@ -286,10 +286,19 @@ final class SharedSessionStore: SessionRepository {
 
     // MARK: Opening and ending
 
+    /// A session opened here is written before it is answered: its next request usually reaches
+    /// another instance (a proxy routes by session id, and the opening request had none), which
+    /// must find it in the store. It stays owned here until that instance asks for it.
     func insert(_ handle: SessionHandle) throws(Problem) {
         handle.state.withLock { $0.ownership = .fresh() }
         try local.insert(handle)
-        enqueue(handle)
+        do {
+            try handle.state.withLock { (state) throws(Problem) in try writeNow(handle, &state) }
+        } catch {
+            // The caller releases the layout of a session it could not open.
+            local.detach(handle, layoutID: nil)
+            throw error
+        }
     }
 
     func end(_ id: String) throws(Problem) -> Bool {

@@ -91,8 +91,8 @@ final class SessionStore: Sendable {
     }
 
     /// Takes a session out without touching its state (its owner holds its lock: it moved to
-    /// another instance), if `handle` is still the one stored; releases `layoutID`.
-    func detach(_ handle: SessionHandle, layoutID: String) {
+    /// another instance), if `handle` is still the one stored; releases `layoutID` if given.
+    func detach(_ handle: SessionHandle, layoutID: String?) {
         let removed = shard(for: handle.id).sessions.withLock { sessions -> Bool in
             guard sessions[handle.id] === handle else { return false }
             sessions[handle.id] = nil
@@ -100,7 +100,7 @@ final class SessionStore: Sendable {
         }
         guard removed else { return }
         liveCount.subtract(1, ordering: .relaxed)
-        layouts.release(id: layoutID)
+        if let layoutID { layouts.release(id: layoutID) }
     }
 
     /// Every open session's handle (for a shared store's writer and shutdown).
