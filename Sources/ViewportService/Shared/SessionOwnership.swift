@@ -223,6 +223,6 @@ struct SessionOwnership: Sendable, Equatable {
     mutating func delete() -> Int64? {
         let mine = phase == .owned || phase == .fresh || phase == .handingOver
         phase = .deleted
-        return mine && writeBegun ? epoch : nil
+        return mine && (everStored || writeBegun) ? epoch : nil
     }
 }
