@@ -15,7 +15,7 @@ struct HandoverListener: Sendable {
         let connection = RedisConnection(
             endpoint: store.pool.endpoint, connectTimeout: store.pool.connectTimeout,
             commandTimeout: Self.wait + store.pool.commandTimeout)
-        while sessions.running.load(ordering: .relaxed) {
+        while sessions.listening.load(ordering: .relaxed) {
             do {
                 if let (session, replyKey) = try store.nextHandoverRequest(on: connection, timeout: Self.wait) {
                     sessions.handOver(session, replyKey: replyKey)

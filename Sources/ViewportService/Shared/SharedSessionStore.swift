@@ -32,7 +32,10 @@ final class SharedSessionStore: SessionRepository {
 
     let gates = IDGates()
     private let dirty = Mutex<[SessionHandle]>([])
+    /// Serving: writing behind, taking sessions over. Cleared when shutdown begins.
     let running = Atomic<Bool>(false)
+    /// Answering handover requests: until shutdown has released every session.
+    let listening = Atomic<Bool>(false)
     private let lastRenewScan = Atomic<Int64>(0)
     /// Owners that did not hand a session over in time, until when (monotonic ns): requests for
     /// their sessions answer 503 at once instead of waiting again.
@@ -355,6 +358,7 @@ final class SharedSessionStore: SessionRepository {
 
     func start() {
         guard !running.exchange(true, ordering: .relaxed) else { return }
+        listening.store(true, ordering: .relaxed)
         try? store.heartbeat()
         let writer = Thread { [self] in
             while running.load(ordering: .relaxed) {
@@ -498,6 +502,7 @@ final class SharedSessionStore: SessionRepository {
         if !remaining.isEmpty {
             logger.error("shutdown: \(remaining.count) session(s) could not be written to the shared store; their changes since the last write are lost")
         }
+        listening.store(false, ordering: .relaxed)
         store.endHeartbeat()
         logger.info("shutdown: sessions handed over to the shared store")
     }
@@ -513,6 +518,11 @@ final class SharedSessionStore: SessionRepository {
             guard let handle = local.get(id) else {
                 tell(replyKey)
                 return
+            }
+            // Being released by shutdown: answer once that is done (the asker then finds it free).
+            let deadline = Monotonic.nanoseconds() + Int64(store.handoverWait * 1e9)
+            while handle.state.withLock({ $0.ownership.phase == .handingOver }) && Monotonic.nanoseconds() < deadline {
+                usleep(1_000)
             }
             handle.state.withLock { state in
                 let action = state.ownership.handoverRequested(
