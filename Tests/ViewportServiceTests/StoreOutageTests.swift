@@ -104,3 +104,40 @@ struct StoreOutageTests {
         }
     }
 }
+
+/// The store restarts empty (no persistence): the instances that own sessions write them back,
+/// with their layouts, and every session continues anywhere.
+@Suite(.serialized)
+struct StoreRestartTests {
+    @Test func sessionsOwnedByLiveInstancesAreWrittenBackAfterTheStoreLostThem() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(timeout: 10), b = try cluster[1].connect(timeout: 10)
+            let items = listItems(1500, height: 50, reuses: ["row", "ad"])
+            let layout = try a.postLayout(layoutJSON(items))
+            var sessions: [(String, ClientModel)] = []
+            for k in 0..<5 {
+                var model = ClientModel(items: items, viewport: [375, 667])
+                let (id, opened) = try a.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#)
+                model.open(opened.object("plan"))
+                let y = Double(300 * (k + 1))
+                let reply = try a.update(id, #"{"offset":[0,\#(number(y))],"seq":1}"#)
+                model.apply(reply.json, offset: [0, y])
+                sessions.append((id, model))
+            }
+            usleep(200_000)
+            try cluster.redis.restart()
+            // Within a renewal round or two the owner finds its records gone and writes them back.
+            for (id, var model) in sessions {
+                var reply: Reply?
+                let found = try eventually(timeout: 5) {
+                    reply = try b.update(id, #"{"offset":[0,3000],"seq":2}"#)
+                    return reply?.status == 200
+                }
+                #expect(found, "\(reply?.text ?? "")")
+                guard found, let reply else { continue }
+                model.apply(reply.json, offset: [0, 3000])
+                model.check(state: try b.state(id))
+            }
+        }
+    }
+}

@@ -82,8 +82,9 @@ final class RedisStateStore: Sendable {
 
     // MARK: Sessions
 
+    /// Whether the store has the session (a deleted one's tombstone has no snapshot).
     func sessionExists(_ id: String) throws(StoreFailure) -> Bool {
-        try timed("exists") { () throws(RedisError) in try pool.send(RedisCommand("EXISTS", keys.session(id))) }.integer == 1
+        try timed("exists") { () throws(RedisError) in try pool.send(RedisCommand("HEXISTS", keys.session(id), "snap")) }.integer == 1
     }
 
     enum Acquisition: Equatable {
@@ -151,6 +152,10 @@ final class RedisStateStore: Sendable {
         case ok
         /// A newer owner has it (or it was deleted): this instance must drop its copy.
         case lost
+        /// The server lost the record (restarted without persistence): write it again.
+        case missing
+        /// Written, but the server lost a layout the session names: write that again.
+        case layoutMissing
         /// No answer: try again.
         case failed
     }
@@ -184,7 +189,7 @@ final class RedisStateStore: Sendable {
 
     func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {
         let reply = try timed("delete") { () throws(RedisError) in
-            try pool.send(.evalsha(StoreScripts.delete, keys: [keys.session(id), keys.lease(id)], arguments: [instance, epoch]))
+            try pool.send(.evalsha(StoreScripts.delete, keys: [keys.session(id), keys.lease(id)], arguments: [instance, epoch, sessionMilliseconds]))
         }
         return reply.text == "ok" ? .ok : .lost
     }
@@ -197,6 +202,8 @@ final class RedisStateStore: Sendable {
                 switch reply.text {
                 case "ok": return .ok
                 case "lost": return .lost
+                case "missing": return .missing
+                case "layout": return .layoutMissing
                 default: return .failed
                 }
             }

@@ -158,6 +158,13 @@ struct SessionOwnership: Sendable, Equatable {
     /// again; the lease is not extended.
     mutating func writeFailed() {}
 
+    /// The store lost the session's record (it restarted without persistence) while this
+    /// instance owns it: the state is written again.
+    mutating func storeLostTheRecord() {
+        guard phase == .owned else { return }
+        version += 1
+    }
+
     // MARK: Renewals
 
     /// Whether the lease should be renewed at `now` (every `interval`), when no write renews it.

@@ -50,6 +50,18 @@ final class SharedLayoutStore: LayoutRepository {
 
     func sweep() { local.sweep() }
 
+    /// Writes a layout this instance has to the store again (the store lost it: it restarted
+    /// without persistence, while a session here still uses it).
+    func republish(id: String) {
+        guard let layout = local.lookup(id: id)?.layout else { return }
+        do {
+            try store.putLayout(id: id, bytes: layout.binaryEncoded())
+            logger.notice("layout \(id) was missing in the shared store: written again")
+        } catch {
+            logger.warning("layout \(id) is missing in the shared store and could not be written again: \(error)")
+        }
+    }
+
     /// Fetches a layout this instance does not have and keeps it (one fetch per id at a time:
     /// a 1M-item layout is tens of megabytes).
     private func fetch(_ id: String, retain: Bool) throws(Problem) -> Layout? {

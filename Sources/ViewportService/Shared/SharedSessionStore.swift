@@ -147,8 +147,13 @@ final class SharedSessionStore: SessionRepository {
         let sentAt = Monotonic.nanoseconds()
         let (epoch, touched) = state.ownership.beginRenewal()
         switch store.renew([(handle.id, epoch, touched)]).first ?? .failed {
-        case .ok:
+        case .ok, .layoutMissing:
             state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
+            return true
+        case .missing:
+            // The store lost it: write it back before answering.
+            state.ownership.storeLostTheRecord()
+            try writeNow(handle, &state)
             return true
         case .lost:
             lose(handle, &state)
@@ -166,8 +171,10 @@ final class SharedSessionStore: SessionRepository {
         }
         let write = RedisStateStore.Write(
             session: handle.id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session))
-        switch store.write([write], operation: "reserve").first ?? .failed {
-        case .ok:
+        let outcome = store.write([write], operation: "reserve").first ?? .failed
+        if outcome == .layoutMissing { republishLayouts(of: [write]) }
+        switch outcome {
+        case .ok, .missing, .layoutMissing:
             state.ownership.writeSucceeded(ticket, lease: leaseNanoseconds)
         case .lost:
             lose(handle, &state)
@@ -404,6 +411,7 @@ final class SharedSessionStore: SessionRepository {
             metrics.recordFlush(sessions: chunk.count)
             let outcomes = store.write(chunk.map(\.write))
             for ((handle, write), outcome) in zip(chunk, outcomes) { record(outcome, of: write, for: handle) }
+            republishLayouts(of: zip(chunk, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
         }
         renewLeases(now: now, writing: Set(pending.map { ObjectIdentifier($0.handle) }))
     }
@@ -411,7 +419,7 @@ final class SharedSessionStore: SessionRepository {
     private func record(_ outcome: RedisStateStore.Outcome, of write: RedisStateStore.Write, for handle: SessionHandle) {
         handle.state.withLock { state in
             switch outcome {
-            case .ok:
+            case .ok, .missing, .layoutMissing:
                 state.ownership.writeSucceeded(write.ticket, lease: leaseNanoseconds)
             case .lost:
                 if !state.closed { lose(handle, &state) }
@@ -421,6 +429,11 @@ final class SharedSessionStore: SessionRepository {
         }
         // Still dirty (a failed write, or changed meanwhile): next round.
         if handle.state.withLock({ !$0.closed && $0.ownership.isDirty }) { enqueue(handle) }
+    }
+
+    /// Writes again the layouts the store lost that these writes named.
+    private func republishLayouts(of writes: [RedisStateStore.Write]) {
+        for id in Set(writes.flatMap(\.layouts)) { layouts.republish(id: id) }
     }
 
     /// Renews, in one pipeline, the leases of the sessions no write renewed lately.
@@ -443,11 +456,13 @@ final class SharedSessionStore: SessionRepository {
             for (entry, outcome) in zip(chunk, outcomes) {
                 entry.handle.state.withLock { state in
                     switch outcome {
-                    case .ok: state.ownership.renewalSucceeded(sentAt: now, lease: leaseNanoseconds)
+                    case .ok, .layoutMissing: state.ownership.renewalSucceeded(sentAt: now, lease: leaseNanoseconds)
                     case .lost: if !state.closed { lose(entry.handle, &state) }
+                    case .missing: state.ownership.storeLostTheRecord()
                     case .failed: break
                     }
                 }
+                if outcome == .missing { enqueue(entry.handle) }
             }
         }
     }
@@ -482,10 +497,11 @@ final class SharedSessionStore: SessionRepository {
                 let chunk = Array(writes[start..<min(writes.count, start + Self.batchLimit)])
                 start += chunk.count
                 let outcomes = store.write(chunk.map(\.write), operation: "release")
+                republishLayouts(of: zip(chunk, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
                 for ((handle, write), outcome) in zip(chunk, outcomes) {
                     handle.state.withLock { state in
                         switch outcome {
-                        case .ok:
+                        case .ok, .missing, .layoutMissing:
                             state.ownership.releaseSucceeded(write.ticket)
                             local.detach(handle, layoutID: state.session.layout.digest)
                         case .lost:
@@ -534,8 +550,10 @@ final class SharedSessionStore: SessionRepository {
                 let write = RedisStateStore.Write(
                     session: id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session),
                     release: true, replyKey: replyKey)
-                switch store.write([write], operation: "handover").first ?? .failed {
-                case .ok:
+                let outcome = store.write([write], operation: "handover").first ?? .failed
+                if outcome == .layoutMissing { republishLayouts(of: [write]) }
+                switch outcome {
+                case .ok, .missing, .layoutMissing:
                     state.ownership.releaseSucceeded(ticket)
                     local.detach(handle, layoutID: state.session.layout.digest)
                     metrics.countHandover("given")

@@ -19,7 +19,7 @@ enum StoreScripts {
     /// (stolen: the previous owner's lease was held but its heartbeat is gone). A handle block is
     /// reserved for the new owner.
     static let acquire = RedisScript(#"""
-        if redis.call('EXISTS', KEYS[1]) == 0 then return {'missing'} end
+        if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then return {'missing'} end
         local lease = redis.call('GET', KEYS[2])
         local stolen = 0
         if lease then
@@ -46,13 +46,16 @@ enum StoreScripts {
     /// Writes the snapshot if its version is newer than the stored one, raises the handle
     /// reserve, and renews the lease (or takes back a lapsed one: same epoch, nobody took it);
     /// `release` then gives the session up (epoch + 1, no lease) and, with a reply, tells the
-    /// instance that asked. `create` makes the record of a session opened here if it is missing.
-    /// Answers `ok`, or `lost` when another owner (a newer epoch) has it or it was deleted.
+    /// instance that asked. A missing record is made: a session opened here (`create`), or one
+    /// the server lost (restarted without persistence) while its owner still had it. A deleted
+    /// session leaves a tombstone (`deleted`, a newer epoch) that no write brings back.
+    /// Answers `ok` (`layout` when one of the session's layouts is missing: the server lost it,
+    /// and the owner writes it again), or `lost` when another owner (a newer epoch) has it or it
+    /// was deleted.
     static let write = RedisScript(#"""
         local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then
-          if ARGV[9] ~= '1' then return 'lost' end
           redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0')
           epoch = ARGV[2]
         end
@@ -66,8 +69,10 @@ enum StoreScripts {
           redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4])
         end
         redis.call('PEXPIRE', KEYS[1], ARGV[7])
-        redis.call('PEXPIRE', KEYS[3], ARGV[8])
-        redis.call('PEXPIRE', KEYS[4], ARGV[8])
+        local answer = 'ok'
+        if redis.call('PEXPIRE', KEYS[3], ARGV[8]) == 0 or redis.call('PEXPIRE', KEYS[4], ARGV[8]) == 0 then
+          answer = 'layout'
+        end
         if ARGV[10] == 'release' then
           redis.call('HINCRBY', KEYS[1], 'epoch', 1)
           redis.call('DEL', KEYS[2])
@@ -78,14 +83,17 @@ enum StoreScripts {
         else
           redis.call('SET', KEYS[2], token, 'PX', ARGV[6])
         end
-        return 'ok'
+        return answer
         """#)
 
     /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
-    /// session's expiry). Renews the lease of an owner that still is one: `ok` or `lost`.
+    /// session's expiry). Renews the lease of an owner that still is one: `ok` or `lost`, or
+    /// `missing` when the server lost the record (the owner writes it again).
     static let renew = RedisScript(#"""
         local token = ARGV[1] .. '|' .. ARGV[2]
-        if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[2] then return 'lost' end
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if not epoch then return 'missing' end
+        if epoch ~= ARGV[2] then return 'lost' end
         local lease = redis.call('GET', KEYS[2])
         if lease and lease ~= token then return 'lost' end
         redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
@@ -93,15 +101,17 @@ enum StoreScripts {
         return 'ok'
         """#)
 
-    /// KEYS: session, lease. ARGV: instance, epoch. Deletes a session its owner ends: `ok`
-    /// (also when it was not stored), or `lost` when another owner has it.
+    /// KEYS: session, lease. ARGV: instance, epoch, session ms. Deletes a session its owner
+    /// ends, leaving a tombstone for the session's lifetime (a paused former owner must not write
+    /// it back): `ok` (also when it was not stored), or `lost` when another owner has it.
     static let delete = RedisScript(#"""
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
-        if not epoch then return 'ok' end
-        if epoch ~= ARGV[2] then return 'lost' end
+        if epoch and epoch ~= ARGV[2] then return 'lost' end
         local lease = redis.call('GET', KEYS[2])
         if lease and lease ~= ARGV[1] .. '|' .. ARGV[2] then return 'lost' end
         redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('HSET', KEYS[1], 'epoch', tonumber(ARGV[2]) + 1, 'deleted', '1')
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
         return 'ok'
         """#)
 }
