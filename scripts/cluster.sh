@@ -14,7 +14,8 @@
 #   scripts/cluster.sh kill K [--dir DIR]      kill -9 instance K, start it again
 #   scripts/cluster.sh load [options]          start a cluster, run wrk through nginx while every
 #       instance is restarted in turn (SIGTERM), then check that no update was lost: the sum of
-#       the sessions' stats.updates equals the 2xx answers wrk counted. Stops the cluster after.
+#       the sessions' stats.updates is at least the 200 answers wrk counted (and at most one more
+#       per connection: the requests in flight when wrk stopped). Stops the cluster after.
 #       --duration D (default 20s)  --connections C (default 32)  --threads T (default 2)
 #       --no-restart (measure only)  --kill (kill -9 one instance instead: updates since its last
 #       flush may be lost, and those sessions answer 503 until its lease ends)
@@ -250,12 +251,18 @@ LUA
     read -r ok other <<<"$answered"
     echo "answered 200: $ok, other: $other; the sessions applied $total updates"
     local status=0
-    if [[ "$ok" -ne "$total" ]]; then
-        echo "cluster: MISMATCH: wrk got $ok plans, the sessions applied $total updates"; status=1
+    # When wrk stops it drops the answers still in flight (at most one per connection): those
+    # updates were applied but not counted. Fewer applied than answered would be a lost update.
+    if [[ "$total" -lt "$ok" && $kill_mode -eq 1 ]]; then
+        echo "cluster: kill -9 lost $((ok - total)) answered update(s) not yet written (at most store.flushInterval of them)"
+    elif [[ "$total" -lt "$ok" ]]; then
+        echo "cluster: LOST UPDATES: wrk got $ok plans, the sessions applied only $total updates"; status=1
+    elif [[ "$total" -gt $((ok + connections)) ]]; then
+        echo "cluster: the sessions applied $total updates, more than the $ok answered plus $connections in flight when wrk stopped"; status=1
     fi
     if [[ $kill_mode -eq 0 && "$other" -ne 0 ]]; then echo "cluster: $other answers were not 200"; status=1; fi
     if grep -q 'Socket errors' "$dir/wrk.txt" && [[ $kill_mode -eq 0 ]]; then echo "cluster: wrk had socket errors"; status=1; fi
-    [[ $status -eq 0 ]] && echo "cluster: no update lost"
+    [[ $status -eq 0 && $kill_mode -eq 0 ]] && echo "cluster: no update lost"
     return $status
 }
 

@@ -59,8 +59,11 @@ struct StoreOutageTests {
             cluster.redis.resume()
             #expect(try eventually(timeout: 5) { try a.get("/healthz").json["store"] as? String == "ok" })
             #expect(try eventually(timeout: 5) { try step(a).status == 200 })
-            // Every update answered 200 is in the store: another instance continues from it.
-            #expect(try step(b).status == 200)
+            // Every update answered 200 is in the store: another instance continues from it
+            // (once it, too, finds the store back).
+            #expect(try eventually(timeout: 5) { try b.get("/healthz").json["store"] as? String == "ok" })
+            let continued = try step(b)
+            #expect(continued.status == 200, "\(continued)")
             model.check(state: try b.state(id))
         }
     }
@@ -96,6 +99,7 @@ struct StoreOutageTests {
             // B wrote the update it applied behind it.
             #expect(metricsB.contains("viewportd_store_operation_duration_seconds_bucket{operation=\"write\""))
             #expect(metricsB.contains("viewportd_store_flush_batch_size_count 1"))
+            #expect(metricsA.contains("viewportd_store_up 1"))
         }
         // Without a store, /healthz is as it always was.
         try withService { service in

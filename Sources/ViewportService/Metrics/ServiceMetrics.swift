@@ -135,10 +135,22 @@ final class ServiceMetrics: Sendable {
         histogram.recordNanoseconds(nanoseconds)
     }
 
-    /// The Prometheus text exposition, with the gauges read now.
-    func render(sessions sessionCount: Int, layouts layoutCount: Int) -> [UInt8] {
+    private let storeUp = Mutex<Gauge?>(nil)
+
+    /// The Prometheus text exposition, with the gauges read now; `storeIsUp` (with a shared
+    /// store) adds `viewportd_store_up`.
+    func render(sessions sessionCount: Int, layouts layoutCount: Int, storeIsUp: Bool? = nil) -> [UInt8] {
         sessions.set(Double(sessionCount))
         layouts.set(Double(layoutCount))
+        if let storeIsUp {
+            let gauge = storeUp.withLock { gauge in
+                if let gauge { return gauge }
+                let made = registry.makeGauge(descriptor: Self.name("store_up", unit: "", help: "1 while the shared store answers, else 0."))
+                gauge = made
+                return made
+            }
+            gauge.set(storeIsUp ? 1.0 : 0.0)
+        }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(4096)
         registry.emit(into: &buffer)

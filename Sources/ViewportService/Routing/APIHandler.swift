@@ -130,7 +130,7 @@ final class APIHandler: HTTPHandler {
             if !up { response.headers.append(("Retry-After", "1")) }
             return .respond(record(response, head: head, route: label, started: started))
         case (.metrics, _):
-            let body = metrics.render(sessions: sessions.count, layouts: layouts.count)
+            let body = metrics.render(sessions: sessions.count, layouts: layouts.count, storeIsUp: sessions.storeIsUp)
             let response = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(body))
             return .respond(record(response, head: head, route: label, started: started))
         case (.openapi, _):
