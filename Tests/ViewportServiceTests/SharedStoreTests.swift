@@ -193,4 +193,31 @@ struct SharedStoreTests {
             }
         }
     }
+
+    @Test func everyHandleAnsweredIsReservedInTheStoreFirst() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(timeout: 20), b = try cluster[1].connect(timeout: 20)
+            // Items without a reuse identifier: every entering item gets a new view, 1,500 per jump.
+            let items = listItems(30_000, height: 10, reuses: [nil])
+            let redis = RedisConnection(endpoint: RedisEndpoint(host: "127.0.0.1", port: cluster.redis.port), connectTimeout: 1, commandTimeout: 1)
+            let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,15000],"buffer":0}"#)
+            func reserved() throws -> Int { Int(try redis.send(RedisCommand("HGET", "viewportd:session:{\(id)}", "hwm")).text ?? "0") ?? 0 }
+            var highest = opened.object("plan").entries("create").compactMap { $0.int("view") }.max() ?? 0
+            #expect(highest == 1500)
+            #expect(try reserved() >= highest, "the opening plan's handles are reserved before the 201")
+            for step in 1...8 {
+                let client = step % 3 == 0 ? b : a
+                let reply = try client.update(id, #"{"offset":[0,\#(step * 15_000 % 285_000)],"seq":\#(step)}"#)
+                #expect(reply.status == 200, "\(reply.text)")
+                let created = reply.json.entries("create").compactMap { $0.int("view") }
+                #expect(created.allSatisfy { $0 > highest }, "a handle used twice")
+                highest = max(highest, created.max() ?? 0)
+                // Answered handles never run ahead of the reserve a next owner would start above.
+                let reserve = try reserved()
+                #expect(reserve >= highest, "step \(step): handle \(highest) answered, \(reserve) reserved")
+            }
+            // A new owner starts above the previous owner's whole reserve: handles stay unique, not dense.
+            #expect(highest > 1500 * 9)
+        }
+    }
 }

@@ -122,7 +122,14 @@ final class SharedSessionStore: SessionRepository {
             // A plan may not name handles the store has not reserved (an instance that dies
             // would let the next one hand them out again): reserve now, before answering.
             if state.session.nextHandle - 1 > state.ownership.handleLimit {
-                try writeNow(handle, &state)
+                do throws(Problem) {
+                    try writeNow(handle, &state)
+                } catch {
+                    // Not answered (503): a retry with the same seq answers this plan. The change
+                    // is kept and written behind like any other.
+                    if state.ownership.isDirty { enqueue(handle) }
+                    throw error
+                }
             }
             return .done(change.result, dirty: state.ownership.isDirty)
         }
