@@ -25,7 +25,9 @@ final class SessionHandle: Sendable {
         self.lastUsed = Atomic(Monotonic.nanoseconds())
     }
 
-    func touch() { lastUsed.store(Monotonic.nanoseconds(), ordering: .relaxed) }
+    func touch() { touch(now: Monotonic.nanoseconds()) }
+
+    func touch(now: Int64) { lastUsed.store(now, ordering: .relaxed) }
 
     func idleNanoseconds(now: Int64) -> Int64 { now - lastUsed.load(ordering: .relaxed) }
 }

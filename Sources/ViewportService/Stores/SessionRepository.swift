@@ -73,9 +73,11 @@ extension SessionStore: SessionRepository {
     func withSession<R: Sendable>(
         _ id: String, hint: SessionHandle?, _ body: (inout ViewportSession) throws(Problem) -> SessionChange<R>
     ) throws(Problem) -> (result: R, handle: SessionHandle) {
-        // A hint is used as it is, unless it has expired (as a lookup would find).
+        // A hint is used as it is, unless it has expired (as a lookup would find). One clock read
+        // serves the check and the touch.
+        let now = Monotonic.nanoseconds()
         let found: SessionHandle?
-        if let hint, hint.id == id, hint.idleNanoseconds(now: Monotonic.nanoseconds()) <= idleNanoseconds {
+        if let hint, hint.id == id, hint.idleNanoseconds(now: now) <= idleNanoseconds {
             found = hint
         } else {
             found = get(id)
@@ -85,7 +87,7 @@ extension SessionStore: SessionRepository {
             guard !state.closed else { throw Self.notFound(id) }
             return try body(&state.session).result
         }
-        handle.touch()
+        handle.touch(now: now)
         return (result, handle)
     }
 
