@@ -16,6 +16,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -164,6 +165,7 @@ def main():
             instance.stop()
         redis.terminate()
         redis.wait()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
