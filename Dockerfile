@@ -18,7 +18,7 @@
 FROM swift:6.3-bookworm AS build
 
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libhiredis-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -34,7 +34,7 @@ COPY config ./config
 # --strip-debug drops DWARF (80 -> 74 MB) but keeps the symbol table, so the Swift runtime's
 # crash backtraces still name functions.
 # --static-swift-stdlib links the Swift runtime and Foundation into the binary, so the runtime
-# stage needs no Swift toolchain: only libmicrohttpd12 and what debian:bookworm-slim already has
+# stage needs no Swift toolchain: only libmicrohttpd12, libhiredis0.14 and what debian:bookworm-slim already has
 # (libc6, libstdc++6, libgcc-s1; checked by scripts/check-runtime-deps.sh in CI).
 RUN swift build -c release --static-swift-stdlib --product viewportd \
     && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/viewportd" /staging/viewportd \
@@ -43,10 +43,11 @@ RUN swift build -c release --static-swift-stdlib --product viewportd \
 # ---- runtime stage ------------------------------------------------------------------------
 FROM debian:bookworm-slim
 
-# libmicrohttpd12 is the only package the binary needs beyond the base image; its own
-# dependencies (libgnutls30, ...) are already in debian:bookworm-slim.
+# libmicrohttpd12 and libhiredis0.14 (the shared store's client, used when store.url is set)
+# are the only packages the binary needs beyond the base image; their own dependencies
+# (libgnutls30, ...) are already in debian:bookworm-slim.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libhiredis0.14 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /app --shell /usr/sbin/nologin viewportd
 

@@ -31,6 +31,19 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // hiredis (Debian's libhiredis-dev, pkg-config name `hiredis`). Not found through
+        // pkg-config: its cflags carry -D_FILE_OFFSET_BITS=64, which SwiftPM refuses with a
+        // warning on every build; the header is <hiredis/hiredis.h> on the default include path
+        // and the module map links the library.
+        .systemLibrary(
+            name: "CHiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
+        .target(
+            name: "ViewportRedis",
+            dependencies: ["CHiredis"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ViewportCore",
             swiftSettings: swiftSettings,
@@ -46,6 +59,7 @@ let package = Package(
             dependencies: [
                 "ViewportCore",
                 "ViewportHTTP",
+                "ViewportRedis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -86,9 +100,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ViewportRedisTests",
+            dependencies: ["ViewportRedis", "ViewportTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ViewportServiceTests",
             dependencies: [
-                "ViewportService", "ViewportCore", "ViewportHTTP", "ViewportTestSupport",
+                "ViewportService", "ViewportCore", "ViewportHTTP", "ViewportRedis", "ViewportTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

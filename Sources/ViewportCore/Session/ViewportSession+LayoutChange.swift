@@ -129,6 +129,7 @@ extension ViewportSession {
         region = newRegion
         motion = .none
         safeWindow = nil
+        needsFullDiff = false
         let entering = materialized.filter { survivors[$0] == nil }
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
         plan.move = moves.sorted { $0.item < $1.item }

@@ -5,7 +5,7 @@
 public struct ViewportSession: Sendable {
     public internal(set) var layout: Layout
     public internal(set) var offset: Point
-    public private(set) var viewport: Size
+    public internal(set) var viewport: Size
     public let buffer: Buffer
     public let insets: Insets
     public let poolCaps: PoolCaps
@@ -63,6 +63,10 @@ public struct ViewportSession: Sendable {
     let usesHelpers: Bool
     /// Most items materialized at once; nil for no limit.
     public let maxViews: Int?
+    /// Set by a resync (the client's views replaced the session's): `shown` need not be the
+    /// items of `region`, so the next update compares the shown items with the new region
+    /// itself instead of diffing the two regions.
+    var needsFullDiff = false
 
     /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
@@ -116,6 +120,13 @@ public struct ViewportSession: Sendable {
     /// The number of views the client holds now, shown or pooled.
     public var liveViews: Int { shown.count + pooledCount }
 
+    /// The handle the next new view gets; every handle the session assigned is below it.
+    public var nextHandle: Int { nextView }
+
+    /// Makes every handle the session assigns from now on at least `handle` (a store hands a
+    /// new owner a range above anything a previous owner may have assigned).
+    public mutating func reserveHandles(from handle: Int) { nextView = max(nextView, handle) }
+
     /// Applies one update, or answers the last plan again for a retry (`seq` equal to the last).
     ///
     /// Nothing changes when it throws.
@@ -159,7 +170,18 @@ public struct ViewportSession: Sendable {
         var leaving: [Int]
         var entering: [Int]
         var newWindow: SafeWindow?
-        if let loop {
+        var pinsAdjusted = false
+        if needsFullDiff && loop == nil {
+            // After a resync: what is shown against what the new region (and pin) needs.
+            let pinnedItem = newPin?.item
+            leaving = shown.keys.filter { $0 != pinnedItem && !newRegion.intersects(layout.rects[$0]) }.sorted()
+            var needed = layout.items(in: newRegion)
+            if let pinnedItem, !needed.contains(pinnedItem) {
+                needed.insert(pinnedItem, at: needed.firstIndex { $0 > pinnedItem } ?? needed.count)
+            }
+            entering = needed.filter { shown[$0] == nil }
+            pinsAdjusted = true
+        } else if let loop {
             // Periodic content: compare the shown items with the ones at the new region. An item
             // whose view must move to another copy of it (a jump) leaves and enters again.
             let moving = shown.keys.filter { item in
@@ -178,7 +200,7 @@ public struct ViewportSession: Sendable {
             leaving = changedItems(in: region, notIn: newRegion)
             entering = changedItems(in: newRegion, notIn: region)
         }
-        if newPin != nil || pinned != nil {
+        if !pinsAdjusted && (newPin != nil || pinned != nil) {
             adjustForPins(leaving: &leaving, entering: &entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
         }
         try checkViewLimit(shown.count - leaving.count + entering.count, field: update.size == nil ? "offset" : "size")
@@ -186,6 +208,7 @@ public struct ViewportSession: Sendable {
         advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
         safeWindow = newWindow
         region = newRegion
+        needsFullDiff = false
         var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
         if newPin != nil || pinned != nil {
             (plan.pin, plan.unpin) = pinEntries(old: pinned, new: newPin)

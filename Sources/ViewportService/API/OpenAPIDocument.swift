@@ -13,7 +13,7 @@ enum OpenAPIDocument {
     "title": "viewportd API",
     "version": "1",
     "summary": "Plans which views a scroll view must create, reuse, recycle or discard as its viewport moves.",
-    "description": "The normative contract is API.md; this document describes API v1 as served.\n\n- Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).\n- Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.\n- Unknown JSON fields, missing required fields, arrays of the wrong length and values outside an enumeration are rejected (400), naming the field.\n- Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.\n- A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.\n- Authorization is optional: when `auth.token` is configured, every path but `/healthz` needs `Authorization: Bearer <token>` (401 otherwise).\n- Request bodies list valid requests under `examples` and rejected ones (which break the schema) under `x-invalid-examples`; a request example and the response example it produces share a name.\n- Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some.\n- Layouts are given item by item (`items`) or generated from `sections` (lists, grids, pages, explicit items); items marked `sticky` are section headers that pin at the top of the viewport while their section is on screen (plans report `pin` and `unpin`, the session state `pinned`)."
+    "description": "The normative contract is API.md; this document describes API v1 as served.\n\n- Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).\n- Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.\n- Unknown JSON fields, missing required fields, arrays of the wrong length and values outside an enumeration are rejected (400), naming the field.\n- Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.\n- A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.\n- Authorization is optional: when `auth.token` is configured, every path but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (401 otherwise).\n- Several instances can share one store (`store.url`, Redis or Valkey; API.md \"Many instances, one store\"): any instance answers any request, a session moves to the instance that gets its request, `/healthz` adds `store`, a 409 may ask for a resync (`POST /v1/sessions/{id}/resync`), and requests that need the store while it does not answer get 503 with `Retry-After`.\n- Request bodies list valid requests under `examples` and rejected ones (which break the schema) under `x-invalid-examples`; a request example and the response example it produces share a name.\n- Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some.\n- Layouts are given item by item (`items`) or generated from `sections` (lists, grids, pages, explicit items); items marked `sticky` are section headers that pin at the top of the viewport while their section is on screen (plans report `pin` and `unpin`, the session state `pinned`)."
   },
   "servers": [
     {
@@ -1020,7 +1020,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -1034,13 +1034,22 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
                 "schema": {
                   "type": "string"
                 }
@@ -1143,7 +1152,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -1157,7 +1166,24 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -2306,7 +2332,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -2320,13 +2346,22 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
                 "schema": {
                   "type": "string"
                 }
@@ -2713,7 +2748,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -2727,7 +2762,24 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -2794,7 +2846,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -2808,7 +2860,24 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -4042,7 +4111,7 @@ enum OpenAPIDocument {
             }
           },
           "409": {
-            "description": "`seq` does not follow the session's last sequence number; the problem carries the current `seq`.",
+            "description": "`seq` does not follow the session's last sequence number; the problem carries the current `seq`. With a shared store, a `seq` ahead of the session's (the instance that held it stopped before writing its last updates) also carries `\"resync\": true`: send `POST /v1/sessions/{id}/resync`.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -4056,6 +4125,17 @@ enum OpenAPIDocument {
                       "status": 409,
                       "detail": "seq 5 does not follow the session's last sequence number 1: send 2, or 1 to retry",
                       "seq": 1
+                    }
+                  },
+                  "resync": {
+                    "summary": "With a shared store: the session lost updates with the instance that held it",
+                    "value": {
+                      "type": "urn:viewportd:problem:sequence",
+                      "title": "Sequence conflict",
+                      "status": 409,
+                      "detail": "seq 9 does not follow the session's last sequence number 6: send 7, or 6 to retry; the session is behind this client (an instance that held it stopped): POST /v1/sessions/{id}/resync with the views you have",
+                      "seq": 6,
+                      "resync": true
                     }
                   }
                 }
@@ -4147,7 +4227,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -4161,13 +4241,22 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
                 "schema": {
                   "type": "string"
                 }
@@ -4474,7 +4563,7 @@ enum OpenAPIDocument {
             }
           },
           "409": {
-            "description": "`seq` does not follow the session's last sequence number; the problem carries the current `seq`.",
+            "description": "`seq` does not follow the session's last sequence number; the problem carries the current `seq`. With a shared store, a `seq` ahead of the session's (the instance that held it stopped before writing its last updates) also carries `\"resync\": true`: send `POST /v1/sessions/{id}/resync`.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -4488,6 +4577,17 @@ enum OpenAPIDocument {
                       "status": 409,
                       "detail": "seq 9 does not follow the session's last sequence number 4: send 5, or 4 to retry",
                       "seq": 4
+                    }
+                  },
+                  "resync": {
+                    "summary": "With a shared store: the session lost updates with the instance that held it",
+                    "value": {
+                      "type": "urn:viewportd:problem:sequence",
+                      "title": "Sequence conflict",
+                      "status": 409,
+                      "detail": "seq 9 does not follow the session's last sequence number 6: send 7, or 6 to retry; the session is behind this client (an instance that held it stopped): POST /v1/sessions/{id}/resync with the views you have",
+                      "seq": 6,
+                      "resync": true
                     }
                   }
                 }
@@ -4574,7 +4674,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -4588,13 +4688,22 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
                 }
               }
             },
             "headers": {
               "Retry-After": {
-                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
                 "schema": {
                   "type": "string"
                 }
@@ -4793,7 +4902,7 @@ enum OpenAPIDocument {
             }
           },
           "503": {
-            "description": "viewportd is shutting down.",
+            "description": "viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
             "content": {
               "application/problem+json": {
                 "schema": {
@@ -4807,7 +4916,24 @@ enum OpenAPIDocument {
                       "status": 503,
                       "detail": "viewportd is shutting down"
                     }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
                   }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
+                "schema": {
+                  "type": "string"
                 }
               }
             }
@@ -4823,7 +4949,7 @@ enum OpenAPIDocument {
         ],
         "summary": "Liveness",
         "security": [],
-        "description": "Never needs authorization.",
+        "description": "Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md \"Many instances, one store\"); the status stays 200: the process is alive.",
         "responses": {
           "200": {
             "description": "Up.",
@@ -4836,6 +4962,20 @@ enum OpenAPIDocument {
                   "ok": {
                     "value": {
                       "status": "ok"
+                    }
+                  },
+                  "withStore": {
+                    "summary": "With store.url set, while the store answers",
+                    "value": {
+                      "status": "ok",
+                      "store": "ok"
+                    }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With store.url set, while the store does not answer",
+                    "value": {
+                      "status": "ok",
+                      "store": "unavailable"
                     }
                   }
                 }
@@ -5039,6 +5179,393 @@ enum OpenAPIDocument {
                       "detail": "viewportd is shutting down"
                     }
                   }
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/v1/sessions/{id}/resync": {
+      "parameters": [
+        {
+          "name": "id",
+          "in": "path",
+          "required": true,
+          "description": "The session id.",
+          "schema": {
+            "$ref": "#/components/schemas/SessionId"
+          },
+          "example": "767d4429d60788613a4fe1693e7f2448"
+        }
+      ],
+      "post": {
+        "operationId": "resyncSession",
+        "tags": [
+          "sessions"
+        ],
+        "summary": "Adopt the client's views (after a 409 with resync)",
+        "description": "API.md \"Many instances, one store\": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `\"resync\": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ResyncRequest"
+              },
+              "examples": {
+                "resync": {
+                  "summary": "The one item the inline session shows, on view 7",
+                  "x-session": "inline",
+                  "value": {
+                    "seq": 4,
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "visible": [
+                      {
+                        "id": "x",
+                        "view": 7
+                      }
+                    ],
+                    "pool": {}
+                  }
+                },
+                "unknownItem": {
+                  "summary": "An id not in the layout (422)",
+                  "x-session": "inline",
+                  "value": {
+                    "seq": 4,
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "visible": [
+                      {
+                        "id": "nope",
+                        "view": 7
+                      }
+                    ]
+                  }
+                },
+                "badHandle": {
+                  "summary": "A handle that is not positive (422)",
+                  "x-session": "inline",
+                  "value": {
+                    "seq": 4,
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "visible": [
+                      {
+                        "id": "x",
+                        "view": 0
+                      }
+                    ]
+                  }
+                }
+              },
+              "x-invalid-examples": {
+                "unknownField": {
+                  "summary": "A field the resync does not have (400)",
+                  "x-session": "inline",
+                  "value": {
+                    "seq": 4,
+                    "offset": [
+                      0,
+                      0
+                    ],
+                    "visible": [],
+                    "extra": 1
+                  }
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The state the session adopted, as `GET /v1/sessions/{id}` answers it.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SessionState"
+                },
+                "examples": {
+                  "resync": {
+                    "value": {
+                      "session": "c7fe3f8355c43bbce1e13f33c7289738",
+                      "layout": "a76fc15c67b99b754ea88a0b56a83c27",
+                      "seq": 4,
+                      "offset": [
+                        0,
+                        0
+                      ],
+                      "viewport": [
+                        375,
+                        300
+                      ],
+                      "visible": [
+                        {
+                          "id": "x",
+                          "view": 7
+                        }
+                      ],
+                      "pool": {},
+                      "stats": {
+                        "updates": 0,
+                        "created": 1,
+                        "reused": 0,
+                        "rebindFree": 0,
+                        "recycled": 0,
+                        "discarded": 0,
+                        "peakViews": 1
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "The body is not valid JSON, has wrong types, an unknown field, or misses `seq`, `offset` or `visible`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem400"
+                },
+                "examples": {
+                  "unknownField": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "unknown field \"extra\" at resync"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "`auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem401"
+                },
+                "examples": {
+                  "unauthorized": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unauthorized",
+                      "status": 401,
+                      "detail": "Authorization: a valid \"Bearer <token>\" header is required"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "description": "`Bearer`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Unknown, closed or expired session.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem404"
+                },
+                "examples": {
+                  "unknownSession": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Not Found",
+                      "status": 404,
+                      "detail": "session 00000000000000000000000000000000 does not exist or has expired"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "The body is larger than `http.maxBodyBytes`, or the layout has more items than `layouts.maxItems`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem413"
+                },
+                "examples": {
+                  "bodyTooLarge": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Content Too Large",
+                      "status": 413,
+                      "detail": "body: larger than 2048 bytes (http.maxBodyBytes)"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "415": {
+            "description": "The body has an unsupported `Content-Type`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem415"
+                },
+                "examples": {
+                  "unsupportedMediaType": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unsupported Media Type",
+                      "status": 415,
+                      "detail": "Content-Type text/plain is not supported; send application/json or application/x-ndjson"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "An id that is not an item of the session's layout, a handle that is not positive or is used twice, a pooled view whose item has another reuse identifier, a non-finite offset, a negative viewport. Nothing changes.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem422"
+                },
+                "examples": {
+                  "unknownItem": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "visible[0].id: \"nope\" is not an item of the session's layout"
+                    }
+                  },
+                  "badHandle": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "visible[0].view: 0 is not a positive integer"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem503"
+                },
+                "examples": {
+                  "shuttingDown": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "viewportd is shutting down"
+                    }
+                  },
+                  "storeUnavailable": {
+                    "summary": "With a shared store: the session's owner did not hand it over in time (it died: its lease ends within Retry-After seconds)",
+                    "value": {
+                      "type": "urn:viewportd:problem:store-unavailable",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "session 767d4429d60788613a4fe1693e7f2448 is held by instance viewportd-2-7-3a254ba6, which did not hand it over; retry after its lease ends"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/readyz": {
+      "get": {
+        "operationId": "ready",
+        "tags": [
+          "service"
+        ],
+        "summary": "Readiness",
+        "security": [],
+        "description": "Never needs authorization. 200 while this instance can serve: without a shared store always; with one (`store.url`), while the store answers. For a load balancer's or Kubernetes' readiness probe (liveness: `/healthz`).",
+        "responses": {
+          "200": {
+            "description": "Ready.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Health"
+                },
+                "examples": {
+                  "ok": {
+                    "value": {
+                      "status": "ok"
+                    }
+                  },
+                  "withStore": {
+                    "value": {
+                      "status": "ok",
+                      "store": "ok"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "The shared store does not answer (with `Retry-After`), or viewportd is shutting down (a problem).",
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            },
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Health"
+                },
+                "examples": {
+                  "storeUnavailable": {
+                    "value": {
+                      "status": "unavailable",
+                      "store": "unavailable"
+                    }
+                  }
+                }
+              },
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem"
                 }
               }
             }
@@ -6301,10 +6828,20 @@ enum OpenAPIDocument {
           "status": {
             "type": "string",
             "enum": [
-              "ok"
+              "ok",
+              "unavailable"
+            ],
+            "description": "Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer."
+          },
+          "store": {
+            "type": "string",
+            "enum": [
+              "ok",
+              "unavailable"
             ]
           }
-        }
+        },
+        "description": "`store` is present when a shared store is configured (`store.url`): whether it answers. The process itself is up either way (a liveness probe); `GET /readyz` answers 503 while the store does not answer."
       },
       "Problem": {
         "type": "object",
@@ -6326,7 +6863,8 @@ enum OpenAPIDocument {
               "urn:viewportd:problem:invalid-request",
               "urn:viewportd:problem:invalid-value",
               "urn:viewportd:problem:sequence",
-              "urn:viewportd:problem:capacity"
+              "urn:viewportd:problem:capacity",
+              "urn:viewportd:problem:store-unavailable"
             ]
           },
           "title": {
@@ -6354,6 +6892,13 @@ enum OpenAPIDocument {
             "type": "integer",
             "minimum": 1,
             "description": "On a problem message of a WebSocket (`GET /v1/sessions/{id}/socket`): the message (counting from 1) that failed."
+          },
+          "resync": {
+            "type": "boolean",
+            "enum": [
+              true
+            ],
+            "description": "On a 409 with a shared store: the session is behind this client (the instance that held it stopped before writing its last updates). Send `POST /v1/sessions/{id}/resync` with the views you have, then continue at the next `seq`."
           }
         }
       },
@@ -6828,6 +7373,64 @@ enum OpenAPIDocument {
           "times": {
             "type": "integer",
             "minimum": 1
+          }
+        }
+      },
+      "ResyncEntry": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "view"
+        ],
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "view": {
+            "type": "integer",
+            "description": "The view's handle (positive; distinct across `visible` and `pool`)."
+          }
+        }
+      },
+      "ResyncRequest": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "seq",
+          "offset",
+          "visible"
+        ],
+        "description": "The views a client really has, after a 409 with `\"resync\": true`. The session adopts them and `seq`; its next update (at `seq + 1`) is planned from them. Handles it assigns afterwards are above every handle it assigned or was told about.",
+        "properties": {
+          "seq": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The last sequence number the client applied."
+          },
+          "offset": {
+            "$ref": "#/components/schemas/Point"
+          },
+          "viewport": {
+            "$ref": "#/components/schemas/Size",
+            "description": "The viewport size, when it changed."
+          },
+          "visible": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ResyncEntry"
+            },
+            "description": "The items the client shows, with their views."
+          },
+          "pool": {
+            "type": "object",
+            "additionalProperties": {
+              "type": "array",
+              "items": {
+                "$ref": "#/components/schemas/ResyncEntry"
+              }
+            },
+            "description": "Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier)."
           }
         }
       }

@@ -17,6 +17,11 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int?
     public var message: Int?
     public var allow: String?
+    /// On a 409 from a session that lost updates (its instance died): the client should resync
+    /// (`POST /v1/sessions/{id}/resync`).
+    public var resync: Bool?
+    /// Seconds for the `Retry-After` header of a 503.
+    public var retryAfter: Int?
 
     public init(status: Int, type: String = "about:blank", title: String? = nil, detail: String) {
         self.status = status
@@ -41,6 +46,14 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
 
     static func capacity(_ detail: String) -> Problem {
         Problem(status: 429, type: "urn:viewportd:problem:capacity", title: "Capacity full", detail: detail)
+    }
+
+    /// 503 with `Retry-After`: the shared store is needed and cannot answer now (or another
+    /// instance holds the session and did not hand it over in time).
+    static func unavailable(_ detail: String, retryAfter: Int = 1) -> Problem {
+        var problem = Problem(status: 503, type: "urn:viewportd:problem:store-unavailable", title: "Service Unavailable", detail: detail)
+        problem.retryAfter = max(1, retryAfter)
+        return problem
     }
 
     static func sequenceConflict(current: UInt64, detail: String) -> Problem {
@@ -72,6 +85,10 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
             w.key("message")
             w.int(message)
         }
+        if let resync {
+            w.key("resync")
+            w.bool(resync)
+        }
         w.endObject()
     }
 
@@ -81,6 +98,7 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         var headers: [(name: String, value: String)] = [("Content-Type", "application/problem+json")]
         if let allow { headers.append(("Allow", allow)) }
         if status == 401 { headers.append(("WWW-Authenticate", "Bearer")) }
+        if let retryAfter { headers.append(("Retry-After", String(retryAfter))) }
         return HTTPResponse(status: status, headers: headers, body: .bytes(w.bytes))
     }
 

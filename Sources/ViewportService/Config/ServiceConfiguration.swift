@@ -58,9 +58,32 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public init() {}
     }
 
+    /// A store shared by several instances (API.md "Many instances, one store"); without
+    /// `store.url`, sessions and layouts live in this process only.
+    public struct Store: Sendable, Equatable {
+        /// `store.url`: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis-protocol server
+        /// (Redis, Valkey); nil for none (the default: everything in this process).
+        public var url: String? = nil
+        /// `store.flushInterval`: how often changed sessions are written to the store. An instance
+        /// that dies loses at most this much.
+        public var flushInterval: Duration = .milliseconds(100)
+        /// `store.leaseTimeout`: how long an instance's claim on a session lasts without renewal
+        /// (renewed several times within it); after a crash, its sessions move after this long.
+        public var leaseTimeout: Duration = .seconds(2)
+        /// `store.timeout`: how long one round trip to the store may take (connect, command), and
+        /// how long a request waits for another instance to hand a session over, before 503.
+        public var timeout: Duration = .milliseconds(500)
+        /// `store.keyPrefix`: prepended to every key, so that several deployments can share one
+        /// server.
+        public var keyPrefix = "viewportd:"
+
+        public init() {}
+    }
+
     public var http = HTTP()
     public var sessions = Sessions()
     public var layouts = Layouts()
+    public var store = Store()
     /// `auth.token`: when set, every path but `/healthz` requires `Authorization: Bearer <token>`.
     /// A secret: never logged (see ``description``). An empty value means no token.
     public var authToken: String? = nil
@@ -83,6 +106,13 @@ extension ServiceConfiguration: CustomStringConvertible {
     public static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// A store URL with its password hidden.
+    static func redacted(_ url: String) -> String {
+        guard let at = url.lastIndex(of: "@") else { return url }
+        let scheme = url.hasPrefix("redis://") ? "redis://" : ""
+        return scheme + "<redacted>" + String(url[at...])
     }
 
     /// A duration as a number of seconds without a needless fraction (`30`, `0.1`).

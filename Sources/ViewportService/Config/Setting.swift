@@ -1,5 +1,6 @@
 import Configuration
 import Logging
+import ViewportRedis
 
 /// One configuration key: its forms (file key, environment variable, flag), what it sets, how it
 /// is read and validated into a ``ServiceConfiguration``, and how its value is shown.
@@ -75,10 +76,15 @@ struct Setting: Sendable {
     }
 
     static func seconds(
-        _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, Duration> & Sendable, _ summary: String
+        _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, Duration> & Sendable, _ summary: String,
+        check: @escaping @Sendable (Double, ServiceConfiguration) -> String? = { _, _ in nil }
     ) -> Setting {
         Setting(key, .seconds, summary, isSecret: false) { setting, resolver, configuration in
-            configuration[keyPath: path] = try resolver.seconds(setting, default: configuration[keyPath: path])
+            let value = try resolver.seconds(setting, default: configuration[keyPath: path])
+            if let problem = check(ServiceConfiguration.seconds(value), configuration) {
+                throw ConfigurationError(key: setting.name, "\(setting.forms): \(problem)")
+            }
+            configuration[keyPath: path] = value
         } show: { ServiceConfiguration.secondsText($0[keyPath: path]) }
     }
 
@@ -145,12 +151,51 @@ struct Setting: Sendable {
             check: positive),
         Setting(
             "auth.token", .string,
-            "when set, every path but `/healthz` needs `Authorization: Bearer <token>` (a WebSocket may send the subprotocol `bearer.<token>` instead)",
+            "when set, every path but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (a WebSocket may send the subprotocol `bearer.<token>` instead)",
             isSecret: true
         ) { setting, resolver, configuration in
             let token = try resolver.string(setting, default: "", isSecret: true) { _ in nil }
             configuration.authToken = token.isEmpty ? nil : token
         } show: { $0.authToken == nil ? "none" : "<redacted>" },
+        Setting(
+            "store.url", .string,
+            "`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis or Valkey server that several instances share (see [Many instances, one store](#many-instances-one-store)); none: everything stays in this process. A secret (the password is never logged)",
+            isSecret: true
+        ) { setting, resolver, configuration in
+            let url = try resolver.string(setting, default: "", isSecret: true) { url in
+                if url.isEmpty { return nil }
+                do {
+                    _ = try RedisEndpoint(url: url)
+                    return nil
+                } catch {
+                    return "\(JSONError.quoted(ServiceConfiguration.redacted(url))) is not a store URL: \(error)"
+                }
+            }
+            configuration.store.url = url.isEmpty ? nil : url
+        } show: { $0.store.url.map(ServiceConfiguration.redacted) ?? "none" },
+        .seconds(
+            "store.leaseTimeout", \.store.leaseTimeout,
+            "seconds an instance's claim on a session lasts without renewal; after a crash its sessions move after this long"),
+        .seconds(
+            "store.flushInterval", \.store.flushInterval,
+            "seconds between writes of changed sessions to the store (what a crash can lose); at most a quarter of `store.leaseTimeout`"
+        ) { flush, configuration in
+            let lease = ServiceConfiguration.seconds(configuration.store.leaseTimeout)
+            return flush * 4 > lease
+                ? "\(flush) s must be at most a quarter of store.leaseTimeout (\(lease) s): leases are renewed with the writes" : nil
+        },
+        .seconds(
+            "store.timeout", \.store.timeout,
+            "seconds one round trip to the store may take (connect, command), and a request waits for another instance to hand a session over, before 503; at most half of `store.leaseTimeout`"
+        ) { timeout, configuration in
+            let lease = ServiceConfiguration.seconds(configuration.store.leaseTimeout)
+            return timeout * 2 > lease
+                ? "\(timeout) s must be at most half of store.leaseTimeout (\(lease) s): a renewal must get through within a lease" : nil
+        },
+        .string("store.keyPrefix", \.store.keyPrefix, "prefix of every key, so that deployments can share a server") { prefix in
+            prefix.utf8.count > 64 || prefix.contains(where: { $0 == " " || $0 == "{" || $0 == "}" })
+                ? "must be at most 64 bytes, without spaces or braces" : nil
+        },
         Setting("log.level", .string, "`trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`", isSecret: false) {
             setting, resolver, configuration in
             let level = try resolver.string(setting, default: configuration.logLevel.rawValue) { name in

@@ -18,6 +18,10 @@ final class ServiceMetrics: Sendable {
     let plans: Counter
     let viewsCreated: Counter
     let viewsReused: Counter
+    /// The shared store's metrics (only registered when one is configured).
+    private let storeOperations = Mutex<[String: (DurationHistogram, Counter)]>([:])
+    private let storeHandovers = Mutex<[String: Counter]>([:])
+    let resyncs: Counter
 
     private static let latencyBuckets: [Duration] = [
         .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1),
@@ -34,6 +38,66 @@ final class ServiceMetrics: Sendable {
             descriptor: Self.name("views_created", unit: "total", help: "Views that plans told clients to create."))
         viewsReused = registry.makeCounter(
             descriptor: Self.name("views_reused", unit: "total", help: "Views that plans told clients to reuse from a pool."))
+        resyncs = registry.makeCounter(
+            descriptor: Self.name("resyncs", unit: "total", help: "Sessions that adopted their client's views (POST /v1/sessions/{id}/resync)."))
+    }
+
+    private static let storeBuckets: [Duration] = [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2500), .milliseconds(5),
+        .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+        .seconds(1), .seconds(2.5),
+    ]
+
+    func countResync() { resyncs.increment() }
+
+    /// One round trip to the shared store (a command or a pipeline), by operation, and whether it
+    /// failed (no answer: timeout, refused, lost connection).
+    func recordStore(_ operation: String, nanoseconds: Int64, failed: Bool) {
+        let (histogram, errors) = storeOperations.withLock { metrics in
+            if let known = metrics[operation] { return known }
+            let made = (
+                registry.makeDurationHistogram(
+                    descriptor: Self.name(
+                        "store_operation_duration", unit: "seconds",
+                        help: "Round trips to the shared store (one command or one pipeline), by operation."),
+                    labels: [("operation", operation)], buckets: Self.storeBuckets),
+                registry.makeCounter(
+                    descriptor: Self.name("store_errors", unit: "total", help: "Round trips to the shared store that got no answer, by operation."),
+                    labels: [("operation", operation)]))
+            metrics[operation] = made
+            return made
+        }
+        histogram.recordNanoseconds(nanoseconds)
+        if failed { errors.increment() }
+    }
+
+    private let flushBatch = Mutex<ValueHistogram?>(nil)
+
+    /// The number of sessions one flush wrote.
+    func recordFlush(sessions: Int) {
+        let histogram = flushBatch.withLock { histogram in
+            if let histogram { return histogram }
+            let made = registry.makeValueHistogram(
+                descriptor: Self.name("store_flush_batch_size", unit: "", help: "Sessions written per flush (one pipeline)."),
+                buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000])
+            histogram = made
+            return made
+        }
+        histogram.record(Double(sessions))
+    }
+
+    /// A handover: `given` (another instance asked for a session this one owned), `taken` (this
+    /// one asked and got it), `stolen` (the owner had died: taken once its heartbeat ended).
+    func countHandover(_ kind: String) {
+        let counter = storeHandovers.withLock { counters in
+            if let known = counters[kind] { return known }
+            let made = registry.makeCounter(
+                descriptor: Self.name("store_handovers", unit: "total", help: "Sessions that moved between instances, by kind (given, taken, stolen)."),
+                labels: [("kind", kind)])
+            counters[kind] = made
+            return made
+        }
+        counter.increment()
     }
 
     private static func name(_ metric: String, unit: String, help: String) -> MetricNameDescriptor {
@@ -71,10 +135,22 @@ final class ServiceMetrics: Sendable {
         histogram.recordNanoseconds(nanoseconds)
     }
 
-    /// The Prometheus text exposition, with the gauges read now.
-    func render(sessions sessionCount: Int, layouts layoutCount: Int) -> [UInt8] {
+    private let storeUp = Mutex<Gauge?>(nil)
+
+    /// The Prometheus text exposition, with the gauges read now; `storeIsUp` (with a shared
+    /// store) adds `viewportd_store_up`.
+    func render(sessions sessionCount: Int, layouts layoutCount: Int, storeIsUp: Bool? = nil) -> [UInt8] {
         sessions.set(Double(sessionCount))
         layouts.set(Double(layoutCount))
+        if let storeIsUp {
+            let gauge = storeUp.withLock { gauge in
+                if let gauge { return gauge }
+                let made = registry.makeGauge(descriptor: Self.name("store_up", unit: "", help: "1 while the shared store answers, else 0."))
+                gauge = made
+                return made
+            }
+            gauge.set(storeIsUp ? 1.0 : 0.0)
+        }
         var buffer: [UInt8] = []
         buffer.reserveCapacity(4096)
         registry.emit(into: &buffer)

@@ -6,8 +6,11 @@ import ViewportHTTP
 /// API v1 over the HTTP layer: checks a request's head in API.md's order of precedence (401, 404,
 /// 405, 415; the HTTP layer does 413), then reads the body and answers.
 final class APIHandler: HTTPHandler {
-    let layouts: LayoutStore
-    let sessions: SessionStore
+    let layouts: any LayoutRepository
+    let sessions: any SessionRepository
+    /// Whether a shared store is configured: a 409 for a `seq` ahead of the session then says
+    /// `"resync": true` (the session may have lost updates with a crashed instance).
+    let sharedStore: Bool
     let metrics: ServiceMetrics
     let maxBodyBytes: Int
     let maxItems: Int
@@ -20,18 +23,16 @@ final class APIHandler: HTTPHandler {
     private let expectedBearerProtocol: [UInt8]?
     let logger: Logger
 
-    /// A handler with fresh stores sized and timed by `configuration`.
+    /// A handler with fresh stores sized and timed by `configuration` (in-process, or in front of
+    /// the shared store of `store.url`).
     convenience init(configuration: ServiceConfiguration, metrics: ServiceMetrics, logger: Logger) {
-        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
-        let layouts = LayoutStore(
-            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
-        let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
-        self.init(configuration: configuration, layouts: layouts, sessions: sessions, metrics: metrics, logger: logger)
+        self.init(configuration: configuration, repositories: .make(configuration, metrics: metrics, logger: logger), metrics: metrics, logger: logger)
     }
 
-    init(configuration: ServiceConfiguration, layouts: LayoutStore, sessions: SessionStore, metrics: ServiceMetrics, logger: Logger) {
-        self.layouts = layouts
-        self.sessions = sessions
+    init(configuration: ServiceConfiguration, repositories: Repositories, metrics: ServiceMetrics, logger: Logger) {
+        self.layouts = repositories.layouts
+        self.sessions = repositories.sessions
+        self.sharedStore = repositories.shared
         self.metrics = metrics
         self.maxBodyBytes = configuration.http.maxBodyBytes
         self.maxItems = configuration.layouts.maxItems
@@ -72,13 +73,16 @@ final class APIHandler: HTTPHandler {
 
     func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {
         metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 503, nanoseconds: 0)
-        return Problem(status: 503, detail: "viewportd is shutting down").response
+        var problem = Problem(status: 503, detail: "viewportd is shutting down")
+        // Another instance (or this one's successor) answers it: a proxy retries at once.
+        problem.retryAfter = 1
+        return problem.response
     }
 
     // MARK: Dispatch
 
     private func dispatch(_ head: HTTPRequestHead, route: Route?, started: Int64) throws(Problem) -> HTTPRequestAction {
-        if route != .healthz, let expected = expectedAuthorization {
+        if route != .healthz && route != .readyz, let expected = expectedAuthorization {
             let header = head.header("Authorization").map { Self.constantTimeEquals(Self.normalizingScheme($0), expected) } ?? false
             guard header || (route?.isSessionSocket == true && offersBearerProtocol(head)) else {
                 let alternative = route?.isSessionSocket == true ? " (or the WebSocket subprotocol \"bearer.<token>\")" : ""
@@ -90,10 +94,11 @@ final class APIHandler: HTTPHandler {
         var session: SessionHandle?
         switch route {
         case .layout(let id):
-            guard layouts.lookup(id: id) != nil else { throw Problem.notFound("layout \(id) does not exist") }
-        case .session(let id), .sessionViewport(let id), .sessionLayout(let id), .sessionSocket(let id):
-            session = sessions.get(id)
-            guard session != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
+            guard try layouts.lookup(id: id) != nil else { throw Problem.notFound("layout \(id) does not exist") }
+        case .session(let id), .sessionViewport(let id), .sessionLayout(let id), .sessionSocket(let id), .sessionResync(let id):
+            let location = try sessions.locate(id)
+            guard location.exists else { throw Problem.notFound("session \(id) does not exist or has expired") }
+            session = location.handle
         default:
             break
         }
@@ -115,9 +120,17 @@ final class APIHandler: HTTPHandler {
         let label = route.template
         switch (route, head.method) {
         case (.healthz, _):
-            return .respond(record(Self.json(200, #"{"status":"ok"}"#), head: head, route: label, started: started))
+            // With a shared store, whether it answers (the process itself is fine either way).
+            let body = sessions.storeIsUp.map { #"{"status":"ok","store":"\#($0 ? "ok" : "unavailable")"}"# } ?? #"{"status":"ok"}"#
+            return .respond(record(Self.json(200, body), head: head, route: label, started: started))
+        case (.readyz, _):
+            let up = sessions.storeIsUp ?? true
+            let body = sessions.storeIsUp.map { #"{"status":"\#($0 ? "ok" : "unavailable")","store":"\#($0 ? "ok" : "unavailable")"}"# } ?? #"{"status":"ok"}"#
+            var response = Self.json(up ? 200 : 503, body)
+            if !up { response.headers.append(("Retry-After", "1")) }
+            return .respond(record(response, head: head, route: label, started: started))
         case (.metrics, _):
-            let body = metrics.render(sessions: sessions.count, layouts: layouts.count)
+            let body = metrics.render(sessions: sessions.count, layouts: layouts.count, storeIsUp: sessions.storeIsUp)
             let response = HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: .bytes(body))
             return .respond(record(response, head: head, route: label, started: started))
         case (.openapi, _):
@@ -134,22 +147,21 @@ final class APIHandler: HTTPHandler {
         case (.sessions, _):
             return collect(head, route: label, started: started) { try self.openSession($0) }
         case (.session(let id), "GET"):
-            return .respond(record(try getSession(session, id: id), head: head, route: label, started: started))
+            return .respond(record(try getSession(id, hint: session), head: head, route: label, started: started))
         case (.session(let id), _):
             // Another request may have ended the session since the lookup above: only the one
             // that removes it answers 204, like a DELETE that comes after.
-            guard sessions.remove(id) != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
+            guard try sessions.end(id) else { throw Problem.notFound("session \(id) does not exist or has expired") }
             return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
-        case (.sessionLayout, _):
-            guard let session else { throw Problem.notFound("session does not exist") }
-            return collect(head, route: label, started: started) { try self.changeLayout(of: session, body: $0) }
-        case (.sessionSocket, _):
-            guard let session else { throw Problem.notFound("session does not exist") }
-            return openSocket(head, session: session, route: label, started: started)
-        case (.sessionViewport, _):
-            guard let session else { throw Problem.notFound("session does not exist") }
+        case (.sessionLayout(let id), _):
+            return collect(head, route: label, started: started) { try self.changeLayout(of: id, hint: session, body: $0) }
+        case (.sessionResync(let id), _):
+            return collect(head, route: label, started: started) { try self.resync(id, hint: session, body: $0) }
+        case (.sessionSocket(let id), _):
+            return openSocket(head, sessionID: id, hint: session, route: label, started: started)
+        case (.sessionViewport(let id), _):
             if media == .ndjson {
-                let sink = UpdateStreamSink(session: session, handler: self) { [metrics] status in
+                let sink = UpdateStreamSink(sessionID: id, hint: session, handler: self) { [metrics] status in
                     metrics.recordRequest(route: label, method: head.method, status: status, nanoseconds: Monotonic.nanoseconds() - started)
                 }
                 return .stream(maxBytes: maxBodyBytes, sink: sink)
@@ -160,7 +172,8 @@ final class APIHandler: HTTPHandler {
                 }
                 // Most plans fit in 1 KiB: one allocation, no regrowth.
                 var w = JSONWriter(capacity: 1024)
-                try self.apply(update, to: session, into: &w)
+                var hint = session
+                try self.apply(update, sessionID: id, hint: &hint, into: &w)
                 return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
             }
         }
@@ -194,7 +207,7 @@ final class APIHandler: HTTPHandler {
     /// `GET /v1/sessions/{id}/socket`: the WebSocket handshake (426/400 when it is not one), then
     /// a ``SessionSocket`` answers each message. Confirms the subprotocol `viewportd.v1` when
     /// offered, never `bearer.…`.
-    private func openSocket(_ head: HTTPRequestHead, session: SessionHandle, route: String, started: Int64) -> HTTPRequestAction {
+    private func openSocket(_ head: HTTPRequestHead, sessionID: String, hint: SessionHandle?, route: String, started: Int64) -> HTTPRequestAction {
         switch WebSocketHandshake.validate(head) {
         case .failure(let error):
             var response = Problem(status: error.status, detail: error.message).response
@@ -203,7 +216,7 @@ final class APIHandler: HTTPHandler {
         case .success(let handshake):
             let subprotocol = handshake.offeredProtocols.contains(SessionSocket.subprotocol) ? SessionSocket.subprotocol : nil
             metrics.recordRequest(route: route, method: head.method, status: 101, nanoseconds: Monotonic.nanoseconds() - started)
-            let socket = SessionSocket(session: session, handler: self, route: route)
+            let socket = SessionSocket(sessionID: sessionID, hint: hint, handler: self, route: route)
             return .webSocket(WebSocketAcceptance(handshake: handshake, subprotocol: subprotocol, maxMessageBytes: maxBodyBytes, handler: socket))
         }
     }
@@ -234,7 +247,7 @@ final class APIHandler: HTTPHandler {
     }
 
     private func getLayout(_ id: String) throws(Problem) -> HTTPResponse {
-        guard let (layout, count) = layouts.lookup(id: id) else { throw Problem.notFound("layout \(id) does not exist") }
+        guard let (layout, count) = try layouts.lookup(id: id) else { throw Problem.notFound("layout \(id) does not exist") }
         var w = JSONWriter(capacity: 128)
         PlanEncoder.encodeLayoutInfo(layout, sessions: count, into: &w)
         return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
@@ -280,22 +293,27 @@ final class APIHandler: HTTPHandler {
             body: .bytes(w.bytes))
     }
 
-    private func changeLayout(of handle: SessionHandle, body: [UInt8]) throws -> HTTPResponse {
+    private func changeLayout(of id: String, hint: SessionHandle?, body: [UInt8]) throws -> HTTPResponse {
         let request = try LayoutChangeRequest.decode(body, maxItems: maxItems)
         let layout = try retainLayout(request.layout)
-        let outcome: Result<(Plan, Layout, String?), Problem> = handle.state.withLock { state in
-            guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
-            let before = state.session.seq
-            let previous = state.session.layout.digest
-            do {
-                let plan = try state.session.changeLayout(to: layout, anchor: request.anchor, seq: request.seq)
+        let outcome: Result<(Plan, Layout, String?), Problem>
+        do throws(Problem) {
+            outcome = .success(try sessions.withSession(id, hint: hint) { (session) throws(Problem) in
+                let before = session.seq
+                let previous = session.layout.digest
+                let plan: Plan
+                do throws(SessionError) {
+                    plan = try session.changeLayout(to: layout, anchor: request.anchor, seq: request.seq)
+                } catch {
+                    throw conflict(error, session: session)
+                }
                 // A retry applies nothing: the session keeps the layout it has.
-                return .success((plan, state.session.layout, state.session.seq != before ? previous : nil))
-            } catch {
-                return .failure(error.problem)
-            }
+                let applied = session.seq != before
+                return SessionChange(result: (plan, session.layout, applied ? previous : nil), changed: applied)
+            }.result)
+        } catch {
+            outcome = .failure(error)
         }
-        handle.touch()
         switch outcome {
         case .failure(let problem):
             layouts.release(id: layout.digest)
@@ -318,41 +336,71 @@ final class APIHandler: HTTPHandler {
     private func retainLayout(_ reference: LayoutReference) throws(Problem) -> Layout {
         switch reference {
         case .id(let id):
-            guard let found = layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
+            guard let found = try layouts.retain(id: id) else { throw Problem.invalid("layout: no stored layout has the id \"\(id)\"") }
             return found
         case .inline(let inline):
             return try layouts.store(inline, retain: true).layout
         }
     }
 
-    private func getSession(_ handle: SessionHandle?, id: String) throws(Problem) -> HTTPResponse {
-        guard let handle else { throw Problem.notFound("session \(id) does not exist or has expired") }
-        var w = JSONWriter(capacity: 1024)
-        let found = handle.state.withLock { state in
-            guard !state.closed else { return false }
-            PlanEncoder.encodeState(state.session, id: id, into: &w)
-            return true
-        }
-        guard found else { throw Problem.notFound("session \(id) does not exist or has expired") }
-        handle.touch()
-        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
+    private func getSession(_ id: String, hint: SessionHandle?) throws(Problem) -> HTTPResponse {
+        let bytes = try sessions.withSession(id, hint: hint) { (session) throws(Problem) in
+            var w = JSONWriter(capacity: 1024)
+            PlanEncoder.encodeState(session, id: id, into: &w)
+            return SessionChange(result: w.bytes, changed: false)
+        }.result
+        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(bytes))
     }
 
-    /// Applies one update to a session under its lock and writes the plan.
-    func apply(_ request: UpdateRequest, to handle: SessionHandle, into w: inout JSONWriter) throws(Problem) {
-        let outcome: Result<(Plan, Layout, Bool), Problem> = handle.state.withLock { state in
-            guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
-            let before = state.session.seq
+    /// `POST /v1/sessions/{id}/resync`: the session adopts the views the client says it has, and
+    /// answers its state as `GET` does.
+    private func resync(_ id: String, hint: SessionHandle?, body: [UInt8]) throws -> HTTPResponse {
+        let request = try ResyncRequest.decode(body)
+        let bytes = try sessions.withSession(id, hint: hint) { (session) throws(Problem) in
+            let state = try request.resolve(in: session.layout)
             do {
-                let update = try request.resolve(in: state.session.layout)
-                let plan = try state.session.apply(update)
-                return .success((plan, state.session.layout, state.session.seq != before))
+                try session.resync(state)
             } catch {
-                return .failure(error.problem)
+                throw error.problem
             }
+            var w = JSONWriter(capacity: 1024)
+            PlanEncoder.encodeState(session, id: id, into: &w)
+            return SessionChange(result: w.bytes, changed: true)
+        }.result
+        metrics.countResync()
+        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(bytes))
+    }
+
+    /// A session error as a problem; with a shared store, a `seq` ahead of the session's says
+    /// `"resync": true` (the session may have lost updates with a crashed instance).
+    func conflict(_ error: SessionError, session: ViewportSession) -> Problem {
+        var problem = error.problem
+        if sharedStore, case .sequenceConflict(let current, let sent) = error, sent > current &+ 1 {
+            problem.resync = true
+            problem.detail += "; the session is behind this client (an instance that held it stopped): POST /v1/sessions/{id}/resync with the views you have"
         }
-        handle.touch()
-        let (plan, layout, applied) = try outcome.get()
+        return problem
+    }
+
+    /// Applies one update to a session under its lock and writes the plan. `hint` is the
+    /// session's handle if known, and is updated (a stream applies many updates to one session).
+    func apply(_ request: UpdateRequest, sessionID: String, hint: inout SessionHandle?, into w: inout JSONWriter) throws(Problem) {
+        let (outcome, handle) = try sessions.withSession(sessionID, hint: hint) { (session) throws(Problem) in
+            let before = session.seq
+            let plan: Plan
+            do {
+                let update = try request.resolve(in: session.layout)
+                plan = try session.apply(update)
+            } catch let error as SessionError {
+                throw conflict(error, session: session)
+            } catch {
+                throw error.problem
+            }
+            let applied = session.seq != before
+            return SessionChange(result: (plan, session.layout, applied), changed: applied)
+        }
+        hint = handle
+        let (plan, layout, applied) = outcome
         if applied { count(plan) }
         PlanEncoder.encode(plan, layout: layout, into: &w)
     }
@@ -409,6 +457,7 @@ extension Error {
     var problem: Problem {
         if let problem = self as? Problem { return problem }
         if let json = self as? JSONError { return Problem(json) }
+        if let store = self as? StoreFailure { return store.problem }
         if let session = self as? SessionError {
             switch session {
             case .invalid: return .invalid(session.description)

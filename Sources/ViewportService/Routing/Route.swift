@@ -2,6 +2,8 @@
 /// out are plain hex).
 enum Route: Equatable, Sendable {
     case healthz
+    /// `GET /readyz`: 200 while the instance can serve (its shared store answers), else 503.
+    case readyz
     case metrics
     /// `GET /openapi.json`: the OpenAPI document of API v1.
     case openapi
@@ -17,6 +19,8 @@ enum Route: Equatable, Sendable {
     case sessionLayout(id: String)
     /// `GET /v1/sessions/{id}/socket`: a WebSocket of viewport updates and their plans.
     case sessionSocket(id: String)
+    /// `POST /v1/sessions/{id}/resync`: the session adopts the client's views.
+    case sessionResync(id: String)
 
     /// Parses a request path. Runs on every request: it scans the UTF-8 bytes once and makes one
     /// string at most (the id).
@@ -48,6 +52,7 @@ enum Route: Equatable, Sendable {
         func string(_ k: Int) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: p[segments[k]]), as: UTF8.self) }
         switch segments.count {
         case 1 where equals(0, "healthz"): return .healthz
+        case 1 where equals(0, "readyz"): return .readyz
         case 1 where equals(0, "metrics"): return .metrics
         case 1 where equals(0, "openapi.json"): return .openapi
         case 1 where equals(0, "demo"): return .demo
@@ -59,6 +64,7 @@ enum Route: Equatable, Sendable {
         case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "viewport"): return .sessionViewport(id: string(2))
         case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "layout"): return .sessionLayout(id: string(2))
         case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "socket"): return .sessionSocket(id: string(2))
+        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "resync"): return .sessionResync(id: string(2))
         default: return nil
         }
     }
@@ -67,6 +73,7 @@ enum Route: Equatable, Sendable {
     var template: String {
         switch self {
         case .healthz: return "/healthz"
+        case .readyz: return "/readyz"
         case .metrics: return "/metrics"
         case .openapi: return "/openapi.json"
         case .clientModule: return "/client/viewportd.js"
@@ -78,14 +85,15 @@ enum Route: Equatable, Sendable {
         case .sessionViewport: return "/v1/sessions/{id}/viewport"
         case .sessionLayout: return "/v1/sessions/{id}/layout"
         case .sessionSocket: return "/v1/sessions/{id}/socket"
+        case .sessionResync: return "/v1/sessions/{id}/resync"
         }
     }
 
     /// Methods the path answers, for 405's `Allow`.
     var allowedMethods: [String] {
         switch self {
-        case .healthz, .metrics, .openapi, .clientModule, .demo, .layout, .sessionSocket: return ["GET"]
-        case .layouts, .sessions, .sessionViewport: return ["POST"]
+        case .healthz, .readyz, .metrics, .openapi, .clientModule, .demo, .layout, .sessionSocket: return ["GET"]
+        case .layouts, .sessions, .sessionViewport, .sessionResync: return ["POST"]
         case .session: return ["GET", "DELETE"]
         case .sessionLayout: return ["PUT"]
         }

@@ -20,13 +20,16 @@ final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
     /// The metrics' method label of one message.
     static let messageMethod = "MESSAGE"
 
-    private let session: SessionHandle
+    private let sessionID: String
+    /// The session's handle here, kept between messages (it changes if the session moves).
+    private var hint: SessionHandle?
     private let handler: APIHandler
     private let route: String
     private var messages = 0
 
-    init(session: SessionHandle, handler: APIHandler, route: String) {
-        self.session = session
+    init(sessionID: String, hint: SessionHandle?, handler: APIHandler, route: String) {
+        self.sessionID = sessionID
+        self.hint = hint
         self.handler = handler
         self.route = route
     }
@@ -37,12 +40,9 @@ final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
         // Most plans fit in 1 KiB: one allocation, no regrowth (as for the POST).
         var w = JSONWriter(capacity: 1024)
         do {
-            // Looked up again, as each POST does: an expired session answers 404 at once.
-            guard handler.sessions.get(session.id) != nil else {
-                throw Problem.notFound("session \(session.id) does not exist or has expired")
-            }
+            // Found again, as each POST does: an expired session answers 404 at once.
             let update = try UpdateRequest.decode(bytes)
-            try handler.apply(update, to: session, into: &w)
+            try handler.apply(update, sessionID: sessionID, hint: &hint, into: &w)
             record(200, started: started)
             return .text(w.bytes)
         } catch {

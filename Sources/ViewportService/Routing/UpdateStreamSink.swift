@@ -16,7 +16,9 @@ import ViewportHTTP
 /// the next update line is refused with a 413 problem on its line and the stream stops.
 /// The held bytes are then at most the limit plus one plan (itself bounded by `sessions.maxViews`).
 final class UpdateStreamSink: HTTPLiveBodySink {
-    private let session: SessionHandle
+    private let sessionID: String
+    /// The session's handle here, kept between lines (it changes if the session moves).
+    private var hint: SessionHandle?
     private let handler: APIHandler
     private let onFinish: (Int) -> Void
     /// The start of a line whose end has not arrived yet.
@@ -33,8 +35,9 @@ final class UpdateStreamSink: HTTPLiveBodySink {
     private var heldInChunks = 0
     private let maxHeldBytes: Int
 
-    init(session: SessionHandle, handler: APIHandler, onFinish: @escaping (Int) -> Void) {
-        self.session = session
+    init(sessionID: String, hint: SessionHandle?, handler: APIHandler, onFinish: @escaping (Int) -> Void) {
+        self.sessionID = sessionID
+        self.hint = hint
         self.handler = handler
         self.onFinish = onFinish
         self.maxHeldBytes = 2 * handler.maxBodyBytes
@@ -115,7 +118,7 @@ final class UpdateStreamSink: HTTPLiveBodySink {
         }
         do {
             let update = try UpdateRequest.decode(line)
-            try handler.apply(update, to: session, into: &output)
+            try handler.apply(update, sessionID: sessionID, hint: &hint, into: &output)
             output.raw(byte: UInt8(ascii: "\n"))
             if output.count >= Self.chunkSize {
                 chunks.append(output.bytes)

@@ -90,6 +90,22 @@ final class SessionStore: Sendable {
         return handle
     }
 
+    /// Takes a session out without touching its state (its owner holds its lock: it moved to
+    /// another instance), if `handle` is still the one stored; releases `layoutID` if given.
+    func detach(_ handle: SessionHandle, layoutID: String?) {
+        let removed = shard(for: handle.id).sessions.withLock { sessions -> Bool in
+            guard sessions[handle.id] === handle else { return false }
+            sessions[handle.id] = nil
+            return true
+        }
+        guard removed else { return }
+        liveCount.subtract(1, ordering: .relaxed)
+        if let layoutID { layouts.release(id: layoutID) }
+    }
+
+    /// Every open session's handle (for a shared store's writer and shutdown).
+    var allHandles: [SessionHandle] { shards.flatMap { shard in shard.sessions.withLock { Array($0.values) } } }
+
     /// Removes every session idle for longer than the timeout.
     func sweep() {
         let now = Monotonic.nanoseconds()

@@ -1,0 +1,115 @@
+/// Where a Redis-protocol server is: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`.
+///
+/// HOST is a name, an IPv4 address or an IPv6 address in brackets; PORT defaults to 6379 and DB
+/// to 0. A password (and, with Redis 6 ACLs, a user) is sent with `AUTH` on every connection.
+/// hiredis 0.14 speaks plain TCP only: a server that requires TLS needs a local TLS proxy.
+public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var database: Int
+    public var user: String?
+    public var password: String?
+
+    public init(host: String, port: Int = 6379, database: Int = 0, user: String? = nil, password: String? = nil) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.user = user
+        self.password = password
+    }
+
+    /// Parses a `redis://` URL; the error says what is wrong with it.
+    public init(url: String) throws(RedisURLError) {
+        let scheme = "redis://"
+        guard url.hasPrefix(scheme) else {
+            throw RedisURLError("\(url.hasPrefix("rediss://") ? "rediss:// (TLS) is not supported; use a local TLS proxy and redis://" : "must start with redis://") (redis://HOST:PORT[/DB])")
+        }
+        var rest = Substring(url.dropFirst(scheme.count))
+        guard !rest.contains("?"), !rest.contains("#") else { throw RedisURLError("query strings and fragments are not supported") }
+        var database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            let path = rest[rest.index(after: slash)...]
+            rest = rest[..<slash]
+            if !path.isEmpty {
+                guard let db = Int(path), db >= 0, db <= 1_000_000 else {
+                    throw RedisURLError("the database \"\(path)\" is not a non-negative integer")
+                }
+                database = db
+            }
+        }
+        var user: String?
+        var password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let info = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            if let colon = info.firstIndex(of: ":") {
+                let name = info[..<colon]
+                user = name.isEmpty ? nil : String(name)
+                password = String(info[info.index(after: colon)...])
+            } else {
+                password = String(info)
+            }
+            guard let given = password, !given.isEmpty else { throw RedisURLError("the password before \"@\" is empty") }
+            guard let decodedPassword = Self.percentDecoded(given) else { throw RedisURLError("the password has a bad %-escape") }
+            user = try user.map { (name) throws(RedisURLError) in
+                guard let decoded = Self.percentDecoded(name) else { throw RedisURLError("the user has a bad %-escape") }
+                return decoded
+            }
+            password = decodedPassword
+        }
+        var host: Substring
+        var port = 6379
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { throw RedisURLError("an IPv6 address needs its closing \"]\"") }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw RedisURLError("unexpected \"\(after)\" after the host") }
+                port = try Self.port(after.dropFirst())
+            }
+        } else if let colon = rest.lastIndex(of: ":") {
+            host = rest[..<colon]
+            port = try Self.port(rest[rest.index(after: colon)...])
+        } else {
+            host = rest
+        }
+        guard !host.isEmpty else { throw RedisURLError("the host is empty (redis://HOST:PORT[/DB])") }
+        guard !host.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) else { throw RedisURLError("the host \"\(host)\" is not a host name or address") }
+        self.init(host: String(host), port: port, database: database, user: user, password: password)
+    }
+
+    private static func port(_ text: Substring) throws(RedisURLError) -> Int {
+        guard let port = Int(text), (1...65535).contains(port) else { throw RedisURLError("the port \"\(text)\" is not a port (1…65535)") }
+        return port
+    }
+
+    private static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(text.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next(), let low = iterator.next(),
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The URL with the password hidden, for logs.
+    public var description: String {
+        let auth = password == nil ? "" : "\(user ?? ""):<redacted>@"
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        return "redis://\(auth)\(shownHost):\(port)/\(database)"
+    }
+}
+
+/// Why a `store.url` is not a Redis URL.
+public struct RedisURLError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

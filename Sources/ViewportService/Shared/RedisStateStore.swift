@@ -1,0 +1,258 @@
+import Synchronization
+import ViewportRedis
+
+/// The shared store's operations, typed: layouts by id, and a session's record (acquire, write,
+/// renew, release, delete) through ``StoreScripts``, on a ``RedisPool``. Every call is bounded by
+/// the pool's timeouts and reports a failure as ``StoreFailure``; each round trip is timed in the
+/// metrics and updates the store's health.
+final class RedisStateStore: Sendable {
+    let pool: RedisPool
+    let keys: StoreKeys
+    /// This process' instance id (random per start), in leases and heartbeats.
+    let instance: String
+    /// Lease length, and how long a session's and a layout's records live without a write.
+    let leaseMilliseconds: Int64
+    let sessionMilliseconds: Int64
+    let layoutMilliseconds: Int64
+    /// How long an asker waits for an owner to hand a session over.
+    let handoverWait: Double
+    /// Handles reserved per step.
+    let handleBlock: Int
+    let metrics: ServiceMetrics
+    let health: StoreHealth
+
+    init(
+        pool: RedisPool, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
+        layoutMilliseconds: Int64, handoverWait: Double, handleBlock: Int, metrics: ServiceMetrics, health: StoreHealth
+    ) {
+        self.pool = pool
+        self.keys = keys
+        self.instance = instance
+        self.leaseMilliseconds = leaseMilliseconds
+        self.sessionMilliseconds = sessionMilliseconds
+        self.layoutMilliseconds = layoutMilliseconds
+        self.handoverWait = handoverWait
+        self.handleBlock = handleBlock
+        self.metrics = metrics
+        self.health = health
+    }
+
+    /// A round trip, timed and counted.
+    private func timed<R>(_ operation: String, _ body: () throws(RedisError) -> R) throws(StoreFailure) -> R {
+        let started = Monotonic.nanoseconds()
+        do {
+            let result = try body()
+            metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: false)
+            health.record(ok: true)
+            return result
+        } catch {
+            metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: true)
+            if error.brokeTheConnection || { if case .unavailable = error { return true } else { return false } }() {
+                health.record(ok: false)
+            }
+            throw StoreFailure(operation: operation, error: error)
+        }
+    }
+
+    // MARK: Layouts
+
+    func putLayout(id: String, bytes: [UInt8]) throws(StoreFailure) {
+        let reply = try timed("layout_put") { () throws(RedisError) in
+            try pool.send(RedisCommand("SET", keys.layout(id), bytes, "PX", layoutMilliseconds))
+        }
+        if case .error(let message) = reply { throw StoreFailure(operation: "layout_put", error: .server(message)) }
+    }
+
+    /// Pushes back a stored layout's expiry; false when the store does not have it.
+    func refreshLayout(id: String) throws(StoreFailure) -> Bool {
+        let reply = try timed("layout_refresh") { () throws(RedisError) in
+            try pool.send(RedisCommand("PEXPIRE", keys.layout(id), layoutMilliseconds))
+        }
+        return reply.integer == 1
+    }
+
+    func getLayout(id: String) throws(StoreFailure) -> [UInt8]? {
+        let reply = try timed("layout_get") { () throws(RedisError) in try pool.send(RedisCommand("GET", keys.layout(id))) }
+        switch reply {
+        case .string(let bytes): return bytes
+        case .null: return nil
+        default: throw StoreFailure(operation: "layout_get", error: .unexpected("\(reply)"))
+        }
+    }
+
+    // MARK: Sessions
+
+    /// Whether the store has the session (a deleted one's tombstone has no snapshot).
+    func sessionExists(_ id: String) throws(StoreFailure) -> Bool {
+        try timed("exists") { () throws(RedisError) in try pool.send(RedisCommand("HEXISTS", keys.session(id), "snap")) }.integer == 1
+    }
+
+    enum Acquisition: Equatable {
+        /// No such session in the store.
+        case missing
+        /// Taken: the snapshot, at `epoch`; handles up to `reservedBefore` may have been handed
+        /// out before, up to `reservedBefore + handleBlock` are this owner's.
+        case acquired(epoch: Int64, reservedBefore: Int, version: UInt64, snapshot: [UInt8], stolen: Bool)
+        /// A live instance owns it; it was asked to hand it over (answer on the reply key).
+        case owned(by: String, leaseMillisecondsLeft: Int64)
+    }
+
+    func acquire(_ id: String, replyKey: String) throws(StoreFailure) -> Acquisition {
+        let reply = try timed("acquire") { () throws(RedisError) in
+            try pool.send(.evalsha(
+                StoreScripts.acquire, keys: [keys.session(id), keys.lease(id)],
+                arguments: [instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds]))
+        }
+        guard let fields = reply.array, let kind = fields.first?.text else {
+            throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
+        }
+        switch kind {
+        case "missing":
+            return .missing
+        case "wait" where fields.count == 3:
+            return .owned(by: fields[1].text ?? "?", leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
+        case "acquired" where fields.count == 6:
+            guard let epoch = fields[1].integer, let before = fields[2].integer, let version = fields[3].integer,
+                let snapshot = fields[4].bytes, let stolen = fields[5].integer
+            else { throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)")) }
+            return .acquired(epoch: epoch, reservedBefore: Int(before), version: UInt64(max(0, version)), snapshot: snapshot, stolen: stolen == 1)
+        default:
+            throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
+        }
+    }
+
+    /// Waits up to `handoverWait` for an owner's answer on `replyKey`: true when it released the
+    /// session.
+    func awaitHandover(replyKey: String) throws(StoreFailure) -> Bool {
+        let reply = try timed("handover_wait") { () throws(RedisError) in
+            try pool.withConnection { (connection) throws(RedisError) in
+                let normal = connection.commandTimeout
+                connection.setCommandTimeout(handoverWait + normal)
+                defer { connection.setCommandTimeout(normal) }
+                return try connection.send(RedisCommand("BLPOP", replyKey, String(handoverWait)))
+            }
+        }
+        return reply.array?.last?.text == "released"
+    }
+
+    /// One write of a session's state.
+    struct Write {
+        var session: String
+        var ticket: SessionOwnership.WriteTicket
+        var snapshot: [UInt8]
+        /// The layouts the snapshot names (their expiry moves with the session's).
+        var layouts: [String]
+        /// Release the session after writing it; with a reply key (a whole key, from
+        /// ``StoreKeys/reply(_:)``), tell the asker.
+        var release: Bool = false
+        var replyKey: String? = nil
+    }
+
+    enum Outcome: Equatable {
+        case ok
+        /// A newer owner has it (or it was deleted): this instance must drop its copy.
+        case lost
+        /// The server lost the record (restarted without persistence): write it again.
+        case missing
+        /// Written, but the server lost a layout the session names: write that again.
+        case layoutMissing
+        /// No answer: try again.
+        case failed
+    }
+
+    /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
+    func write(_ writes: [Write], operation: String = "write") -> [Outcome] {
+        guard !writes.isEmpty else { return [] }
+        let commands = writes.map { w in
+            RedisCommand.evalsha(
+                StoreScripts.write,
+                keys: [
+                    keys.session(w.session), keys.lease(w.session), keys.layout(w.layouts.first ?? ""),
+                    keys.layout(w.layouts.last ?? ""), w.replyKey ?? keys.reply("none"),
+                ],
+                arguments: [
+                    instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,
+                    layoutMilliseconds, w.ticket.create ? "1" : "0", w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
+                ])
+        }
+        return outcomes(operation, commands)
+    }
+
+    /// Renews leases in one pipeline: (session, epoch, whether it was read since the last one).
+    func renew(_ renewals: [(session: String, epoch: Int64, touched: Bool)]) -> [Outcome] {
+        outcomes("renew", renewals.map { r in
+            RedisCommand.evalsha(
+                StoreScripts.renew, keys: [keys.session(r.session), keys.lease(r.session)],
+                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0])
+        })
+    }
+
+    func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {
+        let reply = try timed("delete") { () throws(RedisError) in
+            try pool.send(.evalsha(StoreScripts.delete, keys: [keys.session(id), keys.lease(id)], arguments: [instance, epoch, sessionMilliseconds]))
+        }
+        return reply.text == "ok" ? .ok : .lost
+    }
+
+    private func outcomes(_ operation: String, _ commands: [RedisCommand]) -> [Outcome] {
+        guard !commands.isEmpty else { return [] }
+        do {
+            let replies = try timed(operation) { () throws(RedisError) in try pool.pipeline(commands) }
+            return replies.map { reply in
+                switch reply.text {
+                case "ok": return .ok
+                case "lost": return .lost
+                case "missing": return .missing
+                case "layout": return .layoutMissing
+                default: return .failed
+                }
+            }
+        } catch {
+            return Array(repeating: .failed, count: commands.count)
+        }
+    }
+
+    // MARK: Instances
+
+    /// This instance is alive for another lease.
+    func heartbeat() throws(StoreFailure) {
+        _ = try timed("heartbeat") { () throws(RedisError) in
+            try pool.send(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
+        }
+    }
+
+    /// This instance is gone (after its sessions were released).
+    func endHeartbeat() {
+        _ = try? timed("heartbeat") { () throws(RedisError) in try pool.send(RedisCommand("DEL", keys.instance(instance))) }
+    }
+
+    /// Waits up to `timeout` seconds on `connection` (dedicated: it blocks) for the next
+    /// handover request to this instance: (session, reply key).
+    func nextHandoverRequest(on connection: RedisConnection, timeout: Double) throws(StoreFailure) -> (session: String, replyKey: String)? {
+        let reply: RedisReply
+        do {
+            reply = try connection.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)))
+        } catch {
+            health.record(ok: false)
+            throw StoreFailure(operation: "inbox", error: error)
+        }
+        guard let text = reply.array?.last?.text else { return nil }
+        let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return nil }
+        return (parts[0], parts[1])
+    }
+
+    /// A new unguessable reply key.
+    static func nonce() -> String { SessionStore.newID() }
+}
+
+/// The shared store did not answer (or answered nonsense): the request that needed it answers
+/// 503 with `Retry-After`.
+struct StoreFailure: Error, Sendable, CustomStringConvertible {
+    var operation: String
+    var error: RedisError
+
+    var description: String { "store \(operation): \(error)" }
+
+    var problem: Problem { .unavailable("the shared store is unavailable (\(operation): \(error)); retry shortly") }
+}

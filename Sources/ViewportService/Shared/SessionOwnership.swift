@@ -1,0 +1,235 @@
+/// One instance's view of a session's ownership in a shared store, as a pure state machine:
+/// events in, actions out, no I/O (the shared session store performs the actions and reports
+/// their outcomes back as events). Lives in the session's handle, under its lock.
+///
+/// Phases:
+/// ```
+///   fresh ──write ok──▶ owned ──handover asked──▶ handingOver ──released──▶ released
+///     │                  │  ▲                          └──failed──▶ owned
+///     │                  │  └── write/renew ok (lease extended)
+///     └────────┬─────────┴── write/renew answered "lost" (a newer owner) ──▶ lost
+///              └── deleted ──▶ deleted
+/// ```
+/// `fresh`: opened here and never stored; nobody else can know it, so it is served from memory
+/// with no lease. `owned`: this instance holds the lease at `epoch` and may answer from memory
+/// until `validUntil` (a safe fraction of the lease, measured from when the last successful write
+/// or renewal was sent); after that it must renew first. `released`/`lost`: another instance
+/// owns it now; the local copy is stale and every request goes through the store again.
+///
+/// Writes carry `version` (counting changes; the store keeps the newest) and a handle reserve:
+/// handles up to `handleLimit` are recorded in the store before a plan that uses them is
+/// answered, so an owner that dies never made the next one hand out a handle twice.
+struct SessionOwnership: Sendable, Equatable {
+    enum Phase: Sendable, Equatable {
+        case fresh
+        case owned
+        case handingOver
+        case released
+        case lost
+        case deleted
+    }
+
+    private(set) var phase: Phase
+    /// The fencing token: the store's epoch for this owner (1 for a session created here).
+    private(set) var epoch: Int64
+    /// Counts the session's changes; the store keeps the write with the highest.
+    private(set) var version: UInt64
+    /// The highest version the store has confirmed.
+    private(set) var storedVersion: UInt64
+    /// Whether the store has the session (its record exists).
+    private(set) var everStored: Bool
+    /// Handles up to this are reserved in the store (`Int.max` while fresh and never written).
+    private(set) var handleLimit: Int
+    /// Monotonic nanoseconds until which the session may be answered from memory.
+    private(set) var validUntil: Int64
+    /// When the last successful renewal (or write) was sent.
+    private(set) var renewedAt: Int64
+    /// Read since the last renewal: the store's expiry is pushed back with it.
+    private(set) var touched = false
+    /// Whether a write was ever sent (its reply may have been lost: the store may have it).
+    private(set) var writeBegun = false
+
+    /// A session opened on this instance.
+    static func fresh() -> SessionOwnership {
+        SessionOwnership(
+            phase: .fresh, epoch: 1, version: 1, storedVersion: 0, everStored: false, handleLimit: .max, validUntil: .max,
+            renewedAt: 0)
+    }
+
+    /// A session just acquired from the store: `epoch` from the acquisition, `version` the
+    /// stored one, `handleLimit` the reserve the acquisition recorded.
+    static func acquired(epoch: Int64, version: UInt64, handleLimit: Int, sentAt: Int64, lease: Int64) -> SessionOwnership {
+        SessionOwnership(
+            phase: .owned, epoch: epoch, version: version, storedVersion: version, everStored: true, handleLimit: handleLimit,
+            validUntil: sentAt + Self.validFor(lease), renewedAt: sentAt)
+    }
+
+    /// The part of a lease this instance relies on: 3/4 of it, so that a request that checked it
+    /// finishes, and clocks that drift apart by a few percent, stay inside the store's lease.
+    static func validFor(_ lease: Int64) -> Int64 { lease / 4 * 3 }
+
+    /// A session without a store (the in-process default): always answered from memory.
+    static let local = SessionOwnership(
+        phase: .owned, epoch: 0, version: 0, storedVersion: 0, everStored: false, handleLimit: .max, validUntil: .max, renewedAt: 0)
+
+    // MARK: Requests
+
+    enum Admission: Equatable {
+        /// Answer from memory.
+        case serve
+        /// The lease may have lapsed: renew it (synchronously) before answering.
+        case renewFirst
+        /// Another instance owns it now (or is taking it): look it up in the store again.
+        case moved
+        /// Deleted: 404.
+        case gone
+    }
+
+    /// Whether a request may be answered from this copy at `now`.
+    func admit(now: Int64) -> Admission {
+        switch phase {
+        case .fresh: return .serve
+        case .owned: return now < validUntil ? .serve : .renewFirst
+        case .handingOver, .released, .lost: return .moved
+        case .deleted: return .gone
+        }
+    }
+
+    /// A request changed the session; answers whether the answer must wait for a write that
+    /// reserves handles up to `highestHandle` (nil: answer now, the change is written behind).
+    mutating func changed(highestHandle: Int) -> Bool {
+        version += 1
+        return highestHandle > handleLimit
+    }
+
+    /// A request read the session.
+    mutating func read() { touched = true }
+
+    var isDirty: Bool { version > storedVersion && (phase == .fresh || phase == .owned) }
+
+    // MARK: Writes
+
+    /// What one write sends.
+    struct WriteTicket: Equatable {
+        var epoch: Int64
+        var version: UInt64
+        /// The handle reserve to record (at least the current one).
+        var handleLimit: Int
+        /// The store may not have the session yet: create it if missing.
+        var create: Bool
+        var sentAt: Int64
+    }
+
+    /// Starts a write of the current state (a flush, a synchronous reserve, a release) at `now`,
+    /// with `highestHandle` the highest handle assigned so far and `block` the reserve step;
+    /// nil when there is nothing this instance may write.
+    ///
+    /// A session never stored gets its first reserve now, before the write is confirmed: if the
+    /// write did reach the store (its reply was lost), handles answered meanwhile are covered.
+    mutating func beginWrite(now: Int64, highestHandle: Int, block: Int) -> WriteTicket? {
+        guard phase == .fresh || phase == .owned || phase == .handingOver else { return nil }
+        var limit = everStored ? handleLimit : highestHandle + block
+        if highestHandle + block / 2 > limit { limit = highestHandle + block }
+        if !everStored { handleLimit = min(handleLimit, limit) }
+        writeBegun = true
+        return WriteTicket(epoch: epoch, version: version, handleLimit: limit, create: !everStored, sentAt: now)
+    }
+
+    /// A write (or renewal) the store accepted (or found superseded by a newer one).
+    mutating func writeSucceeded(_ ticket: WriteTicket, lease: Int64) {
+        guard ticket.epoch == epoch else { return }
+        storedVersion = max(storedVersion, ticket.version)
+        everStored = true
+        handleLimit = max(handleLimit == .max ? 0 : handleLimit, ticket.handleLimit)
+        if phase == .fresh { phase = .owned }
+        if phase == .owned || phase == .handingOver {
+            validUntil = max(validUntil == .max ? 0 : validUntil, ticket.sentAt + Self.validFor(lease))
+            renewedAt = max(renewedAt, ticket.sentAt)
+        }
+    }
+
+    /// The store answered that a newer owner has the session: this copy must not be used again.
+    mutating func writeLost() {
+        guard phase != .deleted else { return }
+        phase = .lost
+    }
+
+    /// A write that got no answer (the store is unreachable or slow): it stays dirty and is tried
+    /// again; the lease is not extended.
+    mutating func writeFailed() {}
+
+    /// The store lost the session's record (it restarted without persistence) while this
+    /// instance owns it: the state is written again.
+    mutating func storeLostTheRecord() {
+        guard phase == .owned else { return }
+        version += 1
+    }
+
+    // MARK: Renewals
+
+    /// Whether the lease should be renewed at `now` (every `interval`), when no write renews it.
+    func needsRenewal(now: Int64, interval: Int64) -> Bool {
+        phase == .owned && everStored && now - renewedAt >= interval
+    }
+
+    /// Starts a renewal; answers the epoch and whether the store's expiry moves too (the session
+    /// was read).
+    mutating func beginRenewal() -> (epoch: Int64, touched: Bool) {
+        defer { touched = false }
+        return (epoch, touched)
+    }
+
+    mutating func renewalSucceeded(sentAt: Int64, lease: Int64) {
+        guard phase == .owned else { return }
+        validUntil = max(validUntil, sentAt + Self.validFor(lease))
+        renewedAt = max(renewedAt, sentAt)
+    }
+
+    // MARK: Handover
+
+    enum HandoverAction: Equatable {
+        /// Write the state and release the lease in one step, then tell the asker.
+        case release(WriteTicket)
+        /// Not this instance's to give: tell the asker to look again.
+        case notHere
+    }
+
+    /// Another instance asks for the session.
+    mutating func handoverRequested(now: Int64, highestHandle: Int, block: Int) -> HandoverAction {
+        guard phase == .owned, everStored, let ticket = beginWrite(now: now, highestHandle: highestHandle, block: block) else {
+            return .notHere
+        }
+        phase = .handingOver
+        return .release(ticket)
+    }
+
+    /// The release went through: another instance may take the session.
+    mutating func releaseSucceeded(_ ticket: WriteTicket) {
+        storedVersion = max(storedVersion, ticket.version)
+        phase = .released
+    }
+
+    /// The release failed (no answer): the session stays here.
+    mutating func releaseFailed() {
+        if phase == .handingOver { phase = .owned }
+    }
+
+    /// Shutdown: every session is released (a fresh one is created and released at once).
+    mutating func beginShutdownRelease(now: Int64, highestHandle: Int, block: Int) -> WriteTicket? {
+        guard phase == .owned || phase == .fresh, let ticket = beginWrite(now: now, highestHandle: highestHandle, block: block) else {
+            return nil
+        }
+        phase = .handingOver
+        return ticket
+    }
+
+    // MARK: Deletion
+
+    /// Deleted (DELETE, idle expiry): answers the epoch to delete it at in the store, nil when
+    /// the store cannot have it (never written) or another instance owns it now.
+    mutating func delete() -> Int64? {
+        let mine = phase == .owned || phase == .fresh || phase == .handingOver
+        phase = .deleted
+        return mine && (everStored || writeBegun) ? epoch : nil
+    }
+}

@@ -1,0 +1,92 @@
+import Logging
+import ViewportCore
+
+/// Layouts in this process (a ``LayoutStore``) in front of the shared store: a layout posted here
+/// is written to the store (in its binary form) before it is answered, and an id this instance
+/// does not know is fetched from the store, so any instance opens a session on any layout.
+final class SharedLayoutStore: LayoutRepository {
+    let local: LayoutStore
+    let store: RedisStateStore
+    let maxItems: Int
+    private let gates = IDGates()
+    private let logger: Logger
+
+    init(local: LayoutStore, store: RedisStateStore, maxItems: Int, logger: Logger) {
+        self.local = local
+        self.store = store
+        self.maxItems = maxItems
+        self.logger = logger
+    }
+
+    var count: Int { local.count }
+
+    func store(_ layout: Layout, retain: Bool) throws(Problem) -> (layout: Layout, created: Bool) {
+        let (stored, created) = try local.store(layout, retain: retain)
+        do {
+            // Known here is not known to the store: it may have expired there (no session wrote it
+            // for twice the idle timeout).
+            let known = try !created && store.refreshLayout(id: stored.digest)
+            if !known {
+                try store.putLayout(id: stored.digest, bytes: stored.binaryEncoded())
+            }
+        } catch {
+            if retain { local.release(id: stored.digest) }
+            throw error.problem
+        }
+        return (stored, created)
+    }
+
+    func retain(id: String) throws(Problem) -> Layout? {
+        if let found = local.retain(id: id) { return found }
+        return try fetch(id, retain: true)
+    }
+
+    func release(id: String) { local.release(id: id) }
+
+    func lookup(id: String) throws(Problem) -> (layout: Layout, sessions: Int)? {
+        if let found = local.lookup(id: id) { return found }
+        return try fetch(id, retain: false).map { ($0, 0) }
+    }
+
+    func sweep() { local.sweep() }
+
+    /// Writes a layout this instance has to the store again (the store lost it: it restarted
+    /// without persistence, while a session here still uses it).
+    func republish(id: String) {
+        guard let layout = local.lookup(id: id)?.layout else { return }
+        do {
+            try store.putLayout(id: id, bytes: layout.binaryEncoded())
+            logger.notice("layout \(id) was missing in the shared store: written again")
+        } catch {
+            logger.warning("layout \(id) is missing in the shared store and could not be written again: \(error)")
+        }
+    }
+
+    /// Fetches a layout this instance does not have and keeps it (one fetch per id at a time:
+    /// a 1M-item layout is tens of megabytes).
+    private func fetch(_ id: String, retain: Bool) throws(Problem) -> Layout? {
+        guard SharedSessionStore.isHexID(id) else { return nil }
+        return try gates.withLock(id) { () throws(Problem) -> Layout? in
+            if let found = retain ? local.retain(id: id) : local.lookup(id: id)?.layout { return found }
+            let bytes: [UInt8]?
+            do {
+                bytes = try store.getLayout(id: id)
+            } catch {
+                throw error.problem
+            }
+            guard let bytes else { return nil }
+            let layout: Layout
+            do {
+                layout = try Layout.decodeBinary(bytes, maxItems: maxItems)
+            } catch {
+                logger.error("stored layout \(id) cannot be read: \(error)")
+                throw Problem.unavailable("layout \(id) is in the shared store but cannot be read by this instance (\(error))", retryAfter: 5)
+            }
+            guard layout.digest == id else {
+                logger.error("stored layout \(id) has the content of \(layout.digest)")
+                throw Problem.unavailable("layout \(id) in the shared store does not match its id", retryAfter: 5)
+            }
+            return try local.store(layout, retain: retain).layout
+        }
+    }
+}

@@ -1,0 +1,583 @@
+import Foundation
+import Logging
+import Synchronization
+import ViewportCore
+import ViewportRedis
+
+/// Sessions in this process in front of a store shared by several instances (API.md "Many
+/// instances, one store").
+///
+/// - Requests are answered from memory: a change marks the session dirty, and a background
+///   writer (``flushOnce()``, every `store.flushInterval`) writes the dirty ones in one pipeline
+///   and renews the leases of the others. Nothing waits for the store on a request's path,
+///   except: taking a session over from the store or another instance, the first request after
+///   this instance's lease may have lapsed (the store was unreachable), and a plan that needs
+///   handles beyond the reserve recorded in the store (rare: the writer reserves ahead).
+/// - One owner at a time: a lease per session, and the epoch as fencing token in every write
+///   (``StoreScripts``). A session another instance owns is asked for: the owner's
+///   ``HandoverListener`` writes and releases it at once, and this instance takes it.
+/// - On shutdown every session is written and released, so the next request anywhere continues it.
+final class SharedSessionStore: SessionRepository {
+    let local: SessionStore
+    let layouts: SharedLayoutStore
+    let store: RedisStateStore
+    let metrics: ServiceMetrics
+    let logger: Logger
+    let flushInterval: Double
+    /// Nanoseconds: the lease, and how often a clean session's lease is renewed.
+    let leaseNanoseconds: Int64
+    let renewNanoseconds: Int64
+    /// Most commands per pipeline.
+    static let batchLimit = 512
+
+    let gates = IDGates()
+    private let dirty = Mutex<[SessionHandle]>([])
+    /// Serving: writing behind, taking sessions over. Cleared when shutdown begins.
+    let running = Atomic<Bool>(false)
+    /// Answering handover requests: until shutdown has released every session.
+    let listening = Atomic<Bool>(false)
+    private let lastRenewScan = Atomic<Int64>(0)
+    /// Owners that did not hand a session over in time, until when (monotonic ns): requests for
+    /// their sessions answer 503 at once instead of waiting again.
+    private let suspects = Mutex<[String: Int64]>([:])
+    private let flushDone = Mutex<Bool>(true)
+
+    init(
+        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, flushInterval: Double, metrics: ServiceMetrics,
+        logger: Logger
+    ) {
+        self.local = local
+        self.layouts = layouts
+        self.store = store
+        self.flushInterval = flushInterval
+        self.leaseNanoseconds = store.leaseMilliseconds * 1_000_000
+        self.renewNanoseconds = max(1, store.leaseMilliseconds * 1_000_000 / 4)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    var count: Int { local.count }
+    var storeIsUp: Bool? { store.health.isUp }
+
+    /// Session ids viewportd hands out: 32 lowercase hex digits. Anything else is not looked up.
+    static func isHexID(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
+    // MARK: Requests
+
+    func locate(_ id: String) throws(Problem) -> SessionLocation {
+        if let handle = local.get(id) { return .here(handle) }
+        guard Self.isHexID(id) else { return .nowhere }
+        do {
+            return try store.sessionExists(id) ? .elsewhere : .nowhere
+        } catch {
+            throw error.problem
+        }
+    }
+
+    func withSession<R: Sendable>(
+        _ id: String, hint: SessionHandle?, _ body: (inout ViewportSession) throws(Problem) -> SessionChange<R>
+    ) throws(Problem) -> (result: R, handle: SessionHandle) {
+        if let handle = (hint?.id == id ? hint : nil) ?? local.get(id), let result = try attempt(handle, body) {
+            return (result, handle)
+        }
+        // Not here, or it just moved away: through the store, one request per session at a time
+        // (and the request that takes it over applies its own update before a handover request
+        // can take it away again).
+        return try gates.withLock(id) { () throws(Problem) -> (result: R, handle: SessionHandle) in
+            if let handle = local.get(id), let result = try attempt(handle, body) { return (result, handle) }
+            for _ in 0..<3 {
+                guard let handle = try acquire(id) else { throw SessionStore.notFound(id) }
+                if let result = try attempt(handle, body) { return (result, handle) }
+            }
+            throw Problem.unavailable("session \(id) keeps moving between instances; retry")
+        }
+    }
+
+    private enum Attempt<R: Sendable>: Sendable {
+        case done(R, dirty: Bool)
+        case moved
+    }
+
+    /// Runs `body` on this copy, or answers nil when the copy is stale (the session moved).
+    private func attempt<R: Sendable>(
+        _ handle: SessionHandle, _ body: (inout ViewportSession) throws(Problem) -> SessionChange<R>
+    ) throws(Problem) -> R? {
+        let outcome = try handle.state.withLock { (state) throws(Problem) -> Attempt<R> in
+            guard !state.closed else { throw SessionStore.notFound(handle.id) }
+            switch state.ownership.admit(now: Monotonic.nanoseconds()) {
+            case .gone: throw SessionStore.notFound(handle.id)
+            case .moved: return .moved
+            case .renewFirst:
+                guard try renewNow(handle, &state) else { return .moved }
+            case .serve: break
+            }
+            let change = try body(&state.session)
+            if change.changed {
+                _ = state.ownership.changed(highestHandle: state.session.nextHandle - 1)
+            } else {
+                state.ownership.read()
+            }
+            // A plan may not name handles the store has not reserved (an instance that dies
+            // would let the next one hand them out again): reserve now, before answering.
+            if state.session.nextHandle - 1 > state.ownership.handleLimit {
+                do throws(Problem) {
+                    try writeNow(handle, &state)
+                } catch {
+                    // Not answered (503): a retry with the same seq answers this plan. The change
+                    // is kept and written behind like any other.
+                    if state.ownership.isDirty { enqueue(handle) }
+                    throw error
+                }
+            }
+            return .done(change.result, dirty: state.ownership.isDirty)
+        }
+        switch outcome {
+        case .done(let result, let dirty):
+            handle.touch()
+            if dirty { enqueue(handle) }
+            return result
+        case .moved:
+            return nil
+        }
+    }
+
+    private func enqueue(_ handle: SessionHandle) {
+        guard !handle.queued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        dirty.withLock { $0.append(handle) }
+    }
+
+    /// The lease may have lapsed (no renewal got through for a while): renew it before answering.
+    /// False when another instance has the session now.
+    private func renewNow(_ handle: SessionHandle, _ state: inout SessionHandle.State) throws(Problem) -> Bool {
+        let sentAt = Monotonic.nanoseconds()
+        let (epoch, touched) = state.ownership.beginRenewal()
+        switch store.renew([(handle.id, epoch, touched)]).first ?? .failed {
+        case .ok, .layoutMissing:
+            state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
+            return true
+        case .missing:
+            // The store lost it: write it back before answering.
+            state.ownership.storeLostTheRecord()
+            try writeNow(handle, &state)
+            return true
+        case .lost:
+            lose(handle, &state)
+            return false
+        case .failed:
+            throw Problem.unavailable("session \(handle.id): the shared store does not answer, and this instance's lease on the session may have lapsed; retry shortly")
+        }
+    }
+
+    /// Writes the session now (a handle reserve); 503 when the store does not answer.
+    private func writeNow(_ handle: SessionHandle, _ state: inout SessionHandle.State) throws(Problem) {
+        let sentAt = Monotonic.nanoseconds()
+        guard let ticket = state.ownership.beginWrite(now: sentAt, highestHandle: state.session.nextHandle - 1, block: store.handleBlock) else {
+            throw Problem.unavailable("session \(handle.id) moved to another instance; retry")
+        }
+        let write = RedisStateStore.Write(
+            session: handle.id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session))
+        let outcome = store.write([write], operation: "reserve").first ?? .failed
+        if outcome == .layoutMissing { republishLayouts(of: [write]) }
+        switch outcome {
+        case .ok, .missing, .layoutMissing:
+            state.ownership.writeSucceeded(ticket, lease: leaseNanoseconds)
+        case .lost:
+            lose(handle, &state)
+            throw Problem.unavailable("session \(handle.id) moved to another instance; retry")
+        case .failed:
+            throw Problem.unavailable("session \(handle.id): view handles must be reserved in the shared store, which does not answer; retry shortly")
+        }
+    }
+
+    /// Another instance has the session now: this copy goes.
+    private func lose(_ handle: SessionHandle, _ state: inout SessionHandle.State) {
+        state.ownership.writeLost()
+        local.detach(handle, layoutID: state.session.layout.digest)
+        logger.warning("session \(handle.id): another instance owns it now (this one was cut off for longer than its lease); dropped the local copy")
+    }
+
+    static func layoutIDs(of session: ViewportSession) -> [String] {
+        [session.layout.digest, session.lastPlan.previousLayout?.digest ?? session.layout.digest]
+    }
+
+    // MARK: Taking a session over
+
+    /// Takes the session from the store: from no one, from a dead owner, or from a live one
+    /// that hands it over on request. Nil when the store has no such session. Called with the
+    /// session's gate held.
+    private func acquire(_ id: String) throws(Problem) -> SessionHandle? {
+        guard Self.isHexID(id) else { return nil }
+        guard running.load(ordering: .relaxed) else {
+            throw Problem.unavailable("viewportd is shutting down")
+        }
+        let replyKey = store.keys.reply(RedisStateStore.nonce())
+        for _ in 0..<3 {
+            let sentAt = Monotonic.nanoseconds()
+            let acquisition: RedisStateStore.Acquisition
+            do {
+                acquisition = try store.acquire(id, replyKey: replyKey)
+            } catch {
+                throw error.problem
+            }
+            switch acquisition {
+            case .missing:
+                return nil
+            case .owned(let owner, let left):
+                let retryAfter = Int((Double(max(left, 0)) / 1000).rounded(.up))
+                if isSuspect(owner) {
+                    throw Problem.unavailable("session \(id) is held by instance \(owner), which does not answer; retry after its lease ends", retryAfter: retryAfter)
+                }
+                let released: Bool
+                do {
+                    released = try store.awaitHandover(replyKey: replyKey)
+                } catch {
+                    throw error.problem
+                }
+                guard released else {
+                    suspect(owner)
+                    throw Problem.unavailable("session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends", retryAfter: retryAfter)
+                }
+            case .acquired(let epoch, let reservedBefore, let version, let snapshot, let stolen):
+                let handle = try adopt(id, epoch: epoch, reservedBefore: reservedBefore, version: version, snapshot: snapshot, sentAt: sentAt)
+                metrics.countHandover(stolen ? "stolen" : "taken")
+                return handle
+            }
+        }
+        throw Problem.unavailable("session \(id) keeps moving between instances; retry")
+    }
+
+    /// Restores a session just acquired and holds it here.
+    private func adopt(
+        _ id: String, epoch: Int64, reservedBefore: Int, version: UInt64, snapshot: [UInt8], sentAt: Int64
+    ) throws(Problem) -> SessionHandle {
+        let ownership = SessionOwnership.acquired(
+            epoch: epoch, version: version, handleLimit: reservedBefore + store.handleBlock, sentAt: sentAt, lease: leaseNanoseconds)
+        var retained: String?
+        do throws(Problem) {
+            let needed: (layout: String, previous: String?)
+            do {
+                needed = try ViewportSession.snapshotLayouts(snapshot)
+            } catch {
+                throw Problem.unavailable("session \(id) in the shared store cannot be read by this instance (\(error))", retryAfter: 5)
+            }
+            guard let layout = try layouts.retain(id: needed.layout) else {
+                throw Problem.unavailable("session \(id): its layout \(needed.layout) is no longer in the shared store", retryAfter: 5)
+            }
+            retained = layout.digest
+            let previous = try needed.previous.flatMap { (previousID) throws(Problem) in try layouts.lookup(id: previousID)?.layout }
+            var session: ViewportSession
+            do {
+                session = try ViewportSession(restoring: snapshot) { $0 == layout.digest ? layout : ($0 == previous?.digest ? previous : nil) }
+            } catch {
+                throw Problem.unavailable("session \(id) in the shared store cannot be restored by this instance (\(error))", retryAfter: 5)
+            }
+            // Above every handle a previous owner may have handed out.
+            session.reserveHandles(from: reservedBefore + 1)
+            let handle = SessionHandle(id: id, session: session, ownership: ownership)
+            try local.insert(handle)
+            return handle
+        } catch {
+            if let retained { layouts.release(id: retained) }
+            // Give it back, unchanged, so that another instance can take it.
+            let ticket = SessionOwnership.WriteTicket(epoch: epoch, version: 0, handleLimit: 0, create: false, sentAt: sentAt)
+            _ = store.write([RedisStateStore.Write(session: id, ticket: ticket, snapshot: [], layouts: [], release: true)], operation: "release")
+            throw error
+        }
+    }
+
+    private func isSuspect(_ owner: String) -> Bool {
+        let now = Monotonic.nanoseconds()
+        return suspects.withLock { suspects in
+            guard let until = suspects[owner] else { return false }
+            if until < now { suspects[owner] = nil }
+            return until >= now
+        }
+    }
+
+    private func suspect(_ owner: String) {
+        let until = Monotonic.nanoseconds() + leaseNanoseconds
+        suspects.withLock { $0[owner] = until }
+    }
+
+    // MARK: Opening and ending
+
+    /// A session opened here is written before it is answered: its next request usually reaches
+    /// another instance (a proxy routes by session id, and the opening request had none), which
+    /// must find it in the store. It stays owned here until that instance asks for it.
+    func insert(_ handle: SessionHandle) throws(Problem) {
+        handle.state.withLock { $0.ownership = .fresh() }
+        try local.insert(handle)
+        do {
+            try handle.state.withLock { (state) throws(Problem) in try writeNow(handle, &state) }
+        } catch {
+            // The caller releases the layout of a session it could not open.
+            local.detach(handle, layoutID: nil)
+            throw error
+        }
+    }
+
+    func end(_ id: String) throws(Problem) -> Bool {
+        for _ in 0..<3 {
+            let handle: SessionHandle
+            do {
+                // Only the owner may delete it: take it over first if need be.
+                handle = try withSession(id, hint: nil) { _ in SessionChange(result: (), changed: false) }.handle
+            } catch {
+                if error.status == 404 { return false }
+                throw error
+            }
+            let ended = try handle.state.withLock { (state) throws(Problem) -> Bool? in
+                guard !state.closed else { return false }
+                switch state.ownership.admit(now: Monotonic.nanoseconds()) {
+                case .gone: return false
+                case .moved: return nil  // handed over meanwhile: look again
+                case .renewFirst: guard try renewNow(handle, &state) else { return nil }
+                case .serve: break
+                }
+                var ownership = state.ownership
+                if let epoch = ownership.delete() {
+                    do {
+                        _ = try store.delete(id, epoch: epoch)
+                    } catch {
+                        throw error.problem
+                    }
+                }
+                state.ownership = ownership
+                state.closed = true
+                local.detach(handle, layoutID: state.session.layout.digest)
+                return true
+            }
+            if let ended { return ended }
+        }
+        throw Problem.unavailable("session \(id) keeps moving between instances; retry")
+    }
+
+    func sweep() {
+        let now = Monotonic.nanoseconds()
+        for handle in local.allHandles where handle.idleNanoseconds(now: now) > local.idleNanoseconds {
+            let epoch: Int64? = handle.state.withLock { state in
+                guard !state.closed else { return nil }
+                let epoch = state.ownership.delete()
+                state.closed = true
+                local.detach(handle, layoutID: state.session.layout.digest)
+                return epoch
+            }
+            if let epoch { _ = try? store.delete(handle.id, epoch: epoch) }
+        }
+    }
+
+    // MARK: Background work
+
+    func start() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        listening.store(true, ordering: .relaxed)
+        try? store.heartbeat()
+        let writer = Thread { [self] in
+            while running.load(ordering: .relaxed) {
+                Thread.sleep(forTimeInterval: flushInterval)
+                guard running.load(ordering: .relaxed) else { break }
+                flushDone.withLock { $0 = false }
+                flushOnce()
+                flushDone.withLock { $0 = true }
+            }
+        }
+        writer.name = "viewportd-store-writer"
+        let listener = HandoverListener(sessions: self)
+        let listenerThread = Thread { listener.run() }
+        listenerThread.name = "viewportd-handover"
+        writer.start()
+        listenerThread.start()
+    }
+
+    /// One round of the writer: the heartbeat, the dirty sessions, and the leases due for renewal.
+    func flushOnce() {
+        do { try store.heartbeat() } catch {}
+        let now = Monotonic.nanoseconds()
+        let queued = dirty.withLock { queue in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        var pending: [(handle: SessionHandle, write: RedisStateStore.Write)] = []
+        for handle in queued {
+            handle.queued.store(false, ordering: .releasing)
+            let write: RedisStateStore.Write? = handle.state.withLock { state in
+                guard !state.closed, state.ownership.isDirty,
+                    let ticket = state.ownership.beginWrite(now: now, highestHandle: state.session.nextHandle - 1, block: store.handleBlock)
+                else { return nil }
+                return RedisStateStore.Write(
+                    session: handle.id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session))
+            }
+            if let write { pending.append((handle, write)) }
+        }
+        var start = 0
+        while start < pending.count {
+            let chunk = Array(pending[start..<min(pending.count, start + Self.batchLimit)])
+            start += chunk.count
+            metrics.recordFlush(sessions: chunk.count)
+            let outcomes = store.write(chunk.map(\.write))
+            for ((handle, write), outcome) in zip(chunk, outcomes) { record(outcome, of: write, for: handle) }
+            republishLayouts(of: zip(chunk, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
+        }
+        renewLeases(now: now, writing: Set(pending.map { ObjectIdentifier($0.handle) }))
+    }
+
+    private func record(_ outcome: RedisStateStore.Outcome, of write: RedisStateStore.Write, for handle: SessionHandle) {
+        handle.state.withLock { state in
+            switch outcome {
+            case .ok, .missing, .layoutMissing:
+                state.ownership.writeSucceeded(write.ticket, lease: leaseNanoseconds)
+            case .lost:
+                if !state.closed { lose(handle, &state) }
+            case .failed:
+                state.ownership.writeFailed()
+            }
+        }
+        // Still dirty (a failed write, or changed meanwhile): next round.
+        if handle.state.withLock({ !$0.closed && $0.ownership.isDirty }) { enqueue(handle) }
+    }
+
+    /// Writes again the layouts the store lost that these writes named.
+    private func republishLayouts(of writes: [RedisStateStore.Write]) {
+        for id in Set(writes.flatMap(\.layouts)) { layouts.republish(id: id) }
+    }
+
+    /// Renews, in one pipeline, the leases of the sessions no write renewed lately.
+    private func renewLeases(now: Int64, writing: Set<ObjectIdentifier>) {
+        guard now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return }
+        lastRenewScan.store(now, ordering: .relaxed)
+        var due: [(handle: SessionHandle, epoch: Int64, touched: Bool)] = []
+        for handle in local.allHandles where !writing.contains(ObjectIdentifier(handle)) {
+            let renewal: (Int64, Bool)? = handle.state.withLock { state in
+                guard !state.closed, state.ownership.needsRenewal(now: now, interval: renewNanoseconds / 2) else { return nil }
+                return state.ownership.beginRenewal()
+            }
+            if let (epoch, touched) = renewal { due.append((handle, epoch, touched)) }
+        }
+        var start = 0
+        while start < due.count {
+            let chunk = Array(due[start..<min(due.count, start + Self.batchLimit)])
+            start += chunk.count
+            let outcomes = store.renew(chunk.map { ($0.handle.id, $0.epoch, $0.touched) })
+            for (entry, outcome) in zip(chunk, outcomes) {
+                entry.handle.state.withLock { state in
+                    switch outcome {
+                    case .ok, .layoutMissing: state.ownership.renewalSucceeded(sentAt: now, lease: leaseNanoseconds)
+                    case .lost: if !state.closed { lose(entry.handle, &state) }
+                    case .missing: state.ownership.storeLostTheRecord()
+                    case .failed: break
+                    }
+                }
+                if outcome == .missing { enqueue(entry.handle) }
+            }
+        }
+    }
+
+    /// Hands every session over: written and released in pipelines (a few tries while the store
+    /// answers), then this instance's heartbeat ends.
+    func shutdown() {
+        guard running.exchange(false, ordering: .relaxed) else { return }
+        // Let a round in progress finish: its writes must not land after the releases.
+        let deadline = Monotonic.nanoseconds() + 5_000_000_000
+        while !flushDone.withLock({ $0 }) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
+        var remaining = local.allHandles
+        for attempt in 0..<5 where !remaining.isEmpty {
+            if attempt > 0 { usleep(200_000) }
+            let now = Monotonic.nanoseconds()
+            var writes: [(handle: SessionHandle, write: RedisStateStore.Write)] = []
+            for handle in remaining {
+                let write: RedisStateStore.Write? = handle.state.withLock { state in
+                    guard !state.closed,
+                        let ticket = state.ownership.beginShutdownRelease(
+                            now: now, highestHandle: state.session.nextHandle - 1, block: store.handleBlock)
+                    else { return nil }
+                    return RedisStateStore.Write(
+                        session: handle.id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session),
+                        release: true)
+                }
+                if let write { writes.append((handle, write)) }
+            }
+            var failed: [SessionHandle] = []
+            var start = 0
+            while start < writes.count {
+                let chunk = Array(writes[start..<min(writes.count, start + Self.batchLimit)])
+                start += chunk.count
+                let outcomes = store.write(chunk.map(\.write), operation: "release")
+                republishLayouts(of: zip(chunk, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
+                for ((handle, write), outcome) in zip(chunk, outcomes) {
+                    handle.state.withLock { state in
+                        switch outcome {
+                        case .ok, .missing, .layoutMissing:
+                            state.ownership.releaseSucceeded(write.ticket)
+                            local.detach(handle, layoutID: state.session.layout.digest)
+                        case .lost:
+                            lose(handle, &state)
+                        case .failed:
+                            state.ownership.releaseFailed()
+                            failed.append(handle)
+                        }
+                    }
+                }
+            }
+            remaining = failed
+        }
+        if !remaining.isEmpty {
+            logger.error("shutdown: \(remaining.count) session(s) could not be written to the shared store; their changes since the last write are lost")
+        }
+        listening.store(false, ordering: .relaxed)
+        store.endHeartbeat()
+        logger.info("shutdown: sessions handed over to the shared store")
+    }
+
+    // MARK: Handover
+
+    /// Another instance asks for a session: write it and release it (one script, which also
+    /// answers the asker), unless it is not this instance's to give.
+    func handOver(_ id: String, replyKey: String) {
+        // The gate: a request of this instance taking the session over (or just took it and is
+        // applying its update) finishes first.
+        gates.withLock(id) {
+            guard let handle = local.get(id) else {
+                tell(replyKey)
+                return
+            }
+            // Being released by shutdown: answer once that is done (the asker then finds it free).
+            let deadline = Monotonic.nanoseconds() + Int64(store.handoverWait * 1e9)
+            while handle.state.withLock({ $0.ownership.phase == .handingOver }) && Monotonic.nanoseconds() < deadline {
+                usleep(1_000)
+            }
+            handle.state.withLock { state in
+                let action = state.ownership.handoverRequested(
+                    now: Monotonic.nanoseconds(), highestHandle: state.session.nextHandle - 1, block: store.handleBlock)
+                guard case .release(let ticket) = action, !state.closed else {
+                    tell(replyKey)
+                    return
+                }
+                let write = RedisStateStore.Write(
+                    session: id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session),
+                    release: true, replyKey: replyKey)
+                let outcome = store.write([write], operation: "handover").first ?? .failed
+                if outcome == .layoutMissing { republishLayouts(of: [write]) }
+                switch outcome {
+                case .ok, .missing, .layoutMissing:
+                    state.ownership.releaseSucceeded(ticket)
+                    local.detach(handle, layoutID: state.session.layout.digest)
+                    metrics.countHandover("given")
+                case .lost:
+                    lose(handle, &state)
+                    tell(replyKey)
+                case .failed:
+                    state.ownership.releaseFailed()
+                }
+            }
+        }
+    }
+
+    /// Tells an asker to look again (the session is not here).
+    private func tell(_ replyKey: String) {
+        _ = try? store.pool.pipeline([
+            .init("RPUSH", replyKey, "released"), .init("PEXPIRE", replyKey, 10_000),
+        ])
+    }
+}

@@ -1,0 +1,117 @@
+import ViewportRedis
+
+/// The Lua scripts that keep a session's record consistent in the store: each runs atomically
+/// on the server, so the checks (epoch, lease) and the writes they guard cannot interleave with
+/// another instance's.
+///
+/// The epoch is the fencing token (Kleppmann, "How to do distributed locking"): taking a session
+/// (acquire) and giving it up (release) each increment it, and every write, renewal and delete
+/// names the epoch its owner took it at. A write from an owner that was paused past its lease,
+/// after another instance took the session, names an old epoch and is refused (`lost`), whatever
+/// its lease says.
+enum StoreScripts {
+    /// KEYS: session, lease. ARGV: instance, lease ms, handle block, reply key, key prefix,
+    /// session id, inbox ms.
+    ///
+    /// `{'missing'}` when there is no such session; `{'wait', owner, lease ms left}` when a live
+    /// instance owns it (a handover request `<id> <reply key>` is pushed to that owner's inbox);
+    /// else takes it: `{'acquired', epoch, handles reserved before, version, snapshot, stolen}`
+    /// (stolen: the previous owner's lease was held but its heartbeat is gone). A handle block is
+    /// reserved for the new owner.
+    static let acquire = RedisScript(#"""
+        if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then return {'missing'} end
+        local lease = redis.call('GET', KEYS[2])
+        local stolen = 0
+        if lease then
+          local owner = string.match(lease, '^(.*)|') or ''
+          if owner ~= ARGV[1] and redis.call('EXISTS', ARGV[5] .. 'instance:' .. owner) == 1 then
+            local inbox = ARGV[5] .. 'inbox:' .. owner
+            redis.call('RPUSH', inbox, ARGV[6] .. ' ' .. ARGV[4])
+            redis.call('PEXPIRE', inbox, ARGV[7])
+            return {'wait', owner, redis.call('PTTL', KEYS[2])}
+          end
+          stolen = 1
+        end
+        local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+        local hwm = tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0')
+        redis.call('HSET', KEYS[1], 'hwm', hwm + tonumber(ARGV[3]))
+        redis.call('SET', KEYS[2], ARGV[1] .. '|' .. epoch, 'PX', ARGV[2])
+        return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
+        """#)
+
+    /// KEYS: session, lease, layout, previous layout, reply. ARGV: instance, epoch, version,
+    /// snapshot, handle reserve, lease ms, session ms, layout ms, create ('1'/'0'), mode
+    /// ('write'/'release'), reply ('1'/'0').
+    ///
+    /// Writes the snapshot if its version is newer than the stored one, raises the handle
+    /// reserve, and renews the lease (or takes back a lapsed one: same epoch, nobody took it);
+    /// `release` then gives the session up (epoch + 1, no lease) and, with a reply, tells the
+    /// instance that asked. A missing record is made: a session opened here (`create`), or one
+    /// the server lost (restarted without persistence) while its owner still had it. A deleted
+    /// session leaves a tombstone (`deleted`, a newer epoch) that no write brings back.
+    /// Answers `ok` (`layout` when one of the session's layouts is missing: the server lost it,
+    /// and the owner writes it again), or `lost` when another owner (a newer epoch) has it or it
+    /// was deleted.
+    static let write = RedisScript(#"""
+        local token = ARGV[1] .. '|' .. ARGV[2]
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if not epoch then
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0')
+          epoch = ARGV[2]
+        end
+        if epoch ~= ARGV[2] then return 'lost' end
+        local lease = redis.call('GET', KEYS[2])
+        if lease and lease ~= token then return 'lost' end
+        if tonumber(ARGV[5]) > tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0') then
+          redis.call('HSET', KEYS[1], 'hwm', ARGV[5])
+        end
+        if tonumber(ARGV[3]) > tonumber(redis.call('HGET', KEYS[1], 'ver') or '0') then
+          redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4])
+        end
+        redis.call('PEXPIRE', KEYS[1], ARGV[7])
+        local answer = 'ok'
+        if redis.call('PEXPIRE', KEYS[3], ARGV[8]) == 0 or redis.call('PEXPIRE', KEYS[4], ARGV[8]) == 0 then
+          answer = 'layout'
+        end
+        if ARGV[10] == 'release' then
+          redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+          redis.call('DEL', KEYS[2])
+          if ARGV[11] == '1' then
+            redis.call('RPUSH', KEYS[5], 'released')
+            redis.call('PEXPIRE', KEYS[5], 10000)
+          end
+        else
+          redis.call('SET', KEYS[2], token, 'PX', ARGV[6])
+        end
+        return answer
+        """#)
+
+    /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
+    /// session's expiry). Renews the lease of an owner that still is one: `ok` or `lost`, or
+    /// `missing` when the server lost the record (the owner writes it again).
+    static let renew = RedisScript(#"""
+        local token = ARGV[1] .. '|' .. ARGV[2]
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if not epoch then return 'missing' end
+        if epoch ~= ARGV[2] then return 'lost' end
+        local lease = redis.call('GET', KEYS[2])
+        if lease and lease ~= token then return 'lost' end
+        redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
+        if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+        return 'ok'
+        """#)
+
+    /// KEYS: session, lease. ARGV: instance, epoch, session ms. Deletes a session its owner
+    /// ends, leaving a tombstone for the session's lifetime (a paused former owner must not write
+    /// it back): `ok` (also when it was not stored), or `lost` when another owner has it.
+    static let delete = RedisScript(#"""
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if epoch and epoch ~= ARGV[2] then return 'lost' end
+        local lease = redis.call('GET', KEYS[2])
+        if lease and lease ~= ARGV[1] .. '|' .. ARGV[2] then return 'lost' end
+        redis.call('DEL', KEYS[1], KEYS[2])
+        redis.call('HSET', KEYS[1], 'epoch', tonumber(ARGV[2]) + 1, 'deleted', '1')
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        return 'ok'
+        """#)
+}

@@ -1,0 +1,54 @@
+import Logging
+import ViewportRedis
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The layout and session repositories a configuration asks for: in this process (the default),
+/// or in front of the shared store of `store.url`.
+struct Repositories: Sendable {
+    let layouts: any LayoutRepository
+    let sessions: any SessionRepository
+    /// Whether a shared store is configured.
+    let shared: Bool
+
+    /// Handles a session reserves in the store per step.
+    static let handleBlock = 1024
+
+    static func make(_ configuration: ServiceConfiguration, metrics: ServiceMetrics, logger: Logger) -> Repositories {
+        let idle = ServiceConfiguration.seconds(configuration.sessions.idleTimeout)
+        let layouts = LayoutStore(
+            maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
+        let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
+        guard let url = configuration.store.url, let endpoint = try? RedisEndpoint(url: url) else {
+            return Repositories(layouts: layouts, sessions: sessions, shared: false)
+        }
+        let settings = configuration.store
+        let timeout = ServiceConfiguration.seconds(settings.timeout)
+        let lease = ServiceConfiguration.seconds(settings.leaseTimeout)
+        let pool = RedisPool(
+            endpoint: endpoint, connectTimeout: timeout, commandTimeout: timeout,
+            capacity: configuration.http.threads + 4, retryInterval: min(0.25, timeout))
+        let store = RedisStateStore(
+            pool: pool, keys: StoreKeys(prefix: settings.keyPrefix), instance: instanceID(),
+            leaseMilliseconds: Int64(lease * 1000), sessionMilliseconds: Int64((idle + lease) * 1000),
+            layoutMilliseconds: Int64((2 * idle + lease) * 1000), handoverWait: timeout, handleBlock: handleBlock,
+            metrics: metrics, health: StoreHealth())
+        let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
+        let sharedSessions = SharedSessionStore(
+            local: sessions, layouts: sharedLayouts, store: store, flushInterval: ServiceConfiguration.seconds(settings.flushInterval),
+            metrics: metrics, logger: logger)
+        logger.info("shared store \(endpoint) as instance \(store.instance)")
+        return Repositories(layouts: sharedLayouts, sessions: sharedSessions, shared: true)
+    }
+
+    /// `<host>-<pid>-<random>`: unique per process start, readable in the store.
+    static func instanceID() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
+        let safe = String(host.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." }.prefix(64))
+        return "\(safe.isEmpty ? "host" : safe)-\(getpid())-\(SessionStore.newID().prefix(8))"
+    }
+}

@@ -1,0 +1,210 @@
+import Testing
+import ViewportCore
+
+/// Session snapshots: a session restored from one continues exactly as the original (same plans,
+/// same state), whatever it has been through.
+struct SnapshotTests {
+    /// Every stored property of `ViewportSession`. A property added to the session must be
+    /// written by `snapshot()` and read by `init(restoring:layouts:)` (or derived there), then
+    /// listed here.
+    static let handledProperties: Set<String> = [
+        "layout", "offset", "viewport", "buffer", "insets", "poolCaps", "region", "shown", "pools", "pooledByItem",
+        "pooledCount", "capByClass", "defaultCap", "nextView", "safeWindow", "pinned", "seq", "lastPlan", "stats",
+        "extraReuseNames", "paging", "dragBegin", "selected", "prefetcher", "lazyLoader", "exposureTracker", "links",
+        "loop", "loopShifts", "usesHelpers", "maxViews", "needsFullDiff", "motion", "time",
+    ]
+
+    @Test func everyStoredPropertyOfASessionIsHandledBySnapshots() throws {
+        let layout = try makeLayout([ItemSpec(id: "a", rect: Rect(x: 0, y: 0, width: 10, height: 10), reuse: "r")])
+        let session = try ViewportSession(layout: layout, configuration: SessionConfiguration(viewport: Size(width: 100, height: 100)))
+        let labels = Set(Mirror(reflecting: session).children.compactMap(\.label))
+        #expect(labels == Self.handledProperties, "new: \(labels.subtracting(Self.handledProperties)), gone: \(Self.handledProperties.subtracting(labels)); update ViewportSession+Snapshot.swift")
+    }
+
+    /// A random session of one of several kinds, and the layouts it may move to.
+    struct Scenario {
+        var layouts: [Layout]
+        var configuration: SessionConfiguration
+        var canChangeLayout: Bool
+    }
+
+    static func scenario(_ seed: Int, using rng: inout SeededRandom) throws -> Scenario {
+        let caps = PlanPropertyTests.capChoices[seed % PlanPropertyTests.capChoices.count]
+        var configuration = SessionConfiguration(
+            viewport: Size(width: Double(Int.random(in: 100...500, using: &rng)), height: Double(Int.random(in: 100...800, using: &rng))),
+            offset: Point(x: 0, y: Double(Int.random(in: -50...400, using: &rng))),
+            buffer: Double([0, 20, 37][Int.random(in: 0..<3, using: &rng)]), pool: caps,
+            paging: PagingOptions(mode: PagingMode.allCases[Int.random(in: 0..<4, using: &rng)]))
+        if Bool.random(using: &rng) {
+            configuration.prefetch = [0.0, 0.25, 1][Int.random(in: 0..<3, using: &rng)]
+            configuration.lazyLoad = Bool.random(using: &rng)
+            configuration.exposure = Bool.random(using: &rng)
+            if Bool.random(using: &rng) {
+                configuration.links = ["f": LinkedScrollView(viewport: Size(width: 100, height: 100), contentSize: Size(width: 400, height: 900))]
+            }
+            if configuration.exposure && Bool.random(using: &rng) {
+                // Viewability: thresholds and dwell times, so stays and their clocks are in the snapshot.
+                configuration.exposureRule = ExposureRule(
+                    threshold: [0, 0.5, 1][Int.random(in: 0..<3, using: &rng)],
+                    minTime: [nil, 0, 0.3, 1][Int.random(in: 0..<4, using: &rng)])
+            }
+        }
+        if Bool.random(using: &rng) {
+            // A buffer that leans toward the motion.
+            configuration.buffer = Buffer(ahead: Double(Int.random(in: 0...600, using: &rng)), behind: Double(Int.random(in: 0...60, using: &rng)))
+        }
+        switch seed % 4 {
+        case 0:  // a list whose layout changes
+            var specs = randomLayoutSpecs(.vertical, count: Int.random(in: 0...300, using: &rng), using: &rng)
+            var layouts = [try makeLayout(specs)]
+            for generation in 1...4 {
+                specs = LayoutChangeTests.mutate(specs, generation: generation, using: &rng)
+                layouts.append(try makeLayout(specs))
+            }
+            return Scenario(layouts: layouts, configuration: configuration, canChangeLayout: true)
+        case 1:  // sticky headers
+            let layout = try StickyHeaderTests.layout(sections: (0..<12).map { _ in Int.random(in: 0...6, using: &rng) })
+            configuration.insets = Insets(top: Double(Int.random(in: 0...64, using: &rng)), left: 0, bottom: 0, right: 0)
+            return Scenario(layouts: [layout], configuration: configuration, canChangeLayout: false)
+        case 2:  // generated sections
+            let (specs, stack) = GeneratedLayoutTests.randomSections(using: &rng)
+            return Scenario(layouts: [try GeneratedLayoutTests.build(specs, stack)], configuration: configuration, canChangeLayout: false)
+        default:  // a looping carousel
+            let width = 250.0
+            let items = (0..<8).map { ItemSpec(id: "page-\($0)", rect: Rect(x: Double($0) * width, y: 0, width: width, height: 300), reuse: $0 % 3 == 0 ? "ad" : "page") }
+            configuration.viewport = Size(width: width, height: 300)
+            configuration.offset = .zero
+            configuration.buffer = 50
+            configuration.paging = PagingOptions(mode: .page, axis: .x)
+            configuration.loop = true
+            return Scenario(layouts: [try makeLayout(items)], configuration: configuration, canChangeLayout: false)
+        }
+    }
+
+    /// One random step: a viewport update (moves, flings, jumps, rotations, scrollTo, select, every
+    /// phase, sometimes a retry or a bad seq) or a layout change.
+    enum Step {
+        case update(ViewportUpdate)
+        case change(Layout, LayoutAnchor, UInt64?)
+    }
+
+    static func step(for session: ViewportSession, scenario: Scenario, using rng: inout SeededRandom) -> Step {
+        let layout = session.layout
+        if scenario.canChangeLayout, Int.random(in: 0..<8, using: &rng) == 0, let next = scenario.layouts.randomElement(using: &rng) {
+            return .change(next, Bool.random(using: &rng) ? .visible : .none, session.seq + 1)
+        }
+        var seq: UInt64? = session.seq + 1
+        switch Int.random(in: 0..<30, using: &rng) {
+        case 0: seq = session.seq  // a retry
+        case 1: seq = session.seq + 3  // a conflict
+        case 2: seq = nil
+        default: break
+        }
+        let phase = ScrollPhase.allCases[Int.random(in: 0..<5, using: &rng)]
+        let velocity: Point? = Bool.random(using: &rng)
+            ? Point(x: Double(Int.random(in: -800...800, using: &rng)), y: Double(Int.random(in: -3000...3000, using: &rng))) : nil
+        let select: Selection? = layout.count > 0 && Int.random(in: 0..<8, using: &rng) == 0
+            ? (Bool.random(using: &rng) ? .item(Int.random(in: 0..<layout.count, using: &rng)) : .clear) : nil
+        var offset = session.offset
+        var size: Size?
+        switch Int.random(in: 0..<100, using: &rng) {
+        case 0..<55:
+            offset = Point(x: offset.x + Double(Int.random(in: -20...20, using: &rng)), y: offset.y + Double(Int.random(in: -40...40, using: &rng)))
+        case 55..<75:
+            offset.y += Double(Int.random(in: -1500...1500, using: &rng))
+            offset.x += scenario.configuration.loop ? Double(Int.random(in: -1500...1500, using: &rng)) : 0
+        case 75..<85 where layout.count > 0:
+            let target = ScrollTarget(item: Int.random(in: 0..<layout.count, using: &rng), align: [.start, .center, .end, .auto].randomElement(using: &rng) ?? .auto)
+            return .update(ViewportUpdate(scrollTo: target, velocity: velocity, phase: phase, seq: seq, select: select))
+        case 85..<90 where !scenario.configuration.loop:
+            size = Size(width: session.viewport.height, height: session.viewport.width)
+        default:
+            offset = Point(x: Double(Int.random(in: -300...1500, using: &rng)), y: Double(Int.random(in: -300...4000, using: &rng)) + 0.5)
+        }
+        var update = ViewportUpdate(offset: offset, size: size, velocity: velocity, phase: phase, seq: seq, select: select)
+        // The client's clock, on most updates, moving on by up to half a second.
+        if Int.random(in: 0..<4, using: &rng) > 0 {
+            update.time = (session.time ?? 0) + Double(Int.random(in: 0...500, using: &rng)) / 1000
+        }
+        return .update(update)
+    }
+
+    static func apply(_ step: Step, to session: inout ViewportSession) -> Result<Plan, SessionError> {
+        do {
+            switch step {
+            case .update(let update): return .success(try session.apply(update))
+            case .change(let layout, let anchor, let seq): return .success(try session.changeLayout(to: layout, anchor: anchor, seq: seq))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test(arguments: 0..<24)
+    func aRestoredSessionContinuesWithTheSamePlansAsTheOriginal(seed: Int) throws {
+        var rng = SeededRandom(seed: UInt64(seed) &* 104_729 &+ 17)
+        print("SnapshotTests seed \(seed)")
+        let scenario = try Self.scenario(seed, using: &rng)
+        var original = try ViewportSession(layout: scenario.layouts[0], configuration: scenario.configuration)
+        let byDigest = Dictionary(scenario.layouts.map { ($0.digest, $0) }, uniquingKeysWith: { a, _ in a })
+        func restore(_ bytes: [UInt8]) throws -> ViewportSession {
+            let needed = try ViewportSession.snapshotLayouts(bytes)
+            #expect(byDigest[needed.layout] != nil)
+            return try ViewportSession(restoring: bytes, layouts: { byDigest[$0] })
+        }
+        var restored = try restore(original.snapshot())
+        #expect(restored.lastPlan == original.lastPlan)
+        for stepNumber in 1...200 {
+            let step = Self.step(for: original, scenario: scenario, using: &rng)
+            let expected = Self.apply(step, to: &original)
+            let got = Self.apply(step, to: &restored)
+            #expect(got == expected, "step \(stepNumber)")
+            guard got == expected else { return }
+            // Hop: continue from a snapshot of the copy, as an instance taking the session over.
+            if Int.random(in: 0..<3, using: &rng) == 0 {
+                let bytes = restored.snapshot()
+                restored = try restore(bytes)
+                #expect(restored.snapshot() == bytes, "step \(stepNumber): a restored session snapshots to the same bytes")
+                #expect(restored.lastPlan == original.lastPlan)
+            }
+        }
+        #expect(restored.snapshot() == original.snapshot())
+        #expect(restored.visible == original.visible && restored.stats == original.stats && restored.seq == original.seq)
+    }
+
+    @Test func aSnapshotAfterALayoutChangeNamesBothLayouts() throws {
+        let a = try makeLayout(LayoutChangeHelperTests.rows(["x", "y", "z"]))
+        let b = try makeLayout(LayoutChangeHelperTests.rows(["w", "y", "z"]))
+        var session = try ViewportSession(layout: a, configuration: SessionConfiguration(viewport: Size(width: 375, height: 150)))
+        _ = try session.changeLayout(to: b, anchor: .none)
+        let bytes = session.snapshot()
+        let needed = try ViewportSession.snapshotLayouts(bytes)
+        #expect(needed.layout == b.digest && needed.previous == a.digest)
+        #expect(throws: BinaryFormatError.self) { try ViewportSession(restoring: bytes, layouts: { $0 == b.digest ? b : nil }) }
+        let restored = try ViewportSession(restoring: bytes, layouts: { id in [a, b].first { $0.digest == id } })
+        #expect(restored.lastPlan == session.lastPlan)
+        #expect(restored.lastPlan.recycle.map { a.id(at: $0.item) } == ["x"])
+    }
+
+    @Test func truncatedOrCorruptSnapshotsAreRefusedWithoutCrashing() throws {
+        var rng = SeededRandom(seed: 8)
+        let scenario = try Self.scenario(4, using: &rng)
+        var session = try ViewportSession(layout: scenario.layouts[0], configuration: scenario.configuration)
+        for _ in 0..<30 { _ = Self.apply(Self.step(for: session, scenario: scenario, using: &rng), to: &session) }
+        let bytes = session.snapshot()
+        let layouts = { (id: String) in scenario.layouts.first { $0.digest == id } }
+        for length in 0..<bytes.count {
+            #expect(throws: BinaryFormatError.self) { try ViewportSession(restoring: Array(bytes[..<length]), layouts: layouts) }
+        }
+        for _ in 0..<2000 {
+            var corrupt = bytes
+            corrupt[Int.random(in: 0..<corrupt.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+            _ = try? ViewportSession(restoring: corrupt, layouts: layouts)
+        }
+        var newer = bytes
+        newer[3] = 9
+        #expect(throws: BinaryFormatError.unsupported("session snapshot version 9 (this build reads 2)")) {
+            try ViewportSession(restoring: newer, layouts: layouts)
+        }
+    }
+}

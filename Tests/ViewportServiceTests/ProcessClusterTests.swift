@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+import ViewportTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real viewportd processes sharing a real redis-server: SIGTERM under load hands every session
+/// over without an error or a 409; kill -9 loses at most the last flush interval, and every
+/// session continues on another instance (resync when needed) without a handle used twice.
+@Suite(.serialized)
+struct ProcessClusterTests {
+    static func environment(_ redis: RedisTestServer) -> [String: String] {
+        [
+            "STORE_URL": redis.url, "STORE_FLUSH_INTERVAL": "0.05", "STORE_LEASE_TIMEOUT": "1", "STORE_TIMEOUT": "0.2",
+            "HTTP_DRAIN_TIMEOUT": "5", "HTTP_CONNECTION_TIMEOUT": "10",
+        ]
+    }
+
+    /// What one simulated client saw.
+    struct Outcome: Sendable {
+        var applied = 0
+        var conflicts = 0
+        var resyncs = 0
+        var retriedElsewhere = 0
+        var unavailable = 0
+        var errors: [String] = []
+        /// Seconds from the first failure on the first instance to the first success on the other.
+        var failover: Double?
+    }
+
+    /// A client driving one session: updates with `seq`, every plan checked (ClientModel),
+    /// moving to the other instance when its instance refuses (503 while draining, a closed or
+    /// refused connection) as a proxy with `proxy_next_upstream` would, and resyncing on a 409
+    /// that asks for it. Runs until `until`.
+    static func drive(
+        session id: String, model initial: ClientModel, ports: [Int], until: Date, allowResync: Bool
+    ) -> Outcome {
+        var model = initial
+        var outcome = Outcome()
+        var target = 0
+        var client: Client?
+        var firstFailure: Date?
+        var y = model.offset[1]
+        while Date() < until {
+            if client == nil { client = try? Client(HTTPTestClient.connect(port: ports[target], timeout: 5), token: nil) }
+            guard let connection = client else {
+                firstFailure = firstFailure ?? Date()
+                target = 1 - target
+                outcome.retriedElsewhere += 1
+                usleep(20_000)
+                continue
+            }
+            let next = (y + 173).truncatingRemainder(dividingBy: 90_000)
+            let reply: Reply
+            do {
+                reply = try connection.update(id, #"{"offset":[0,\#(number(next))],"seq":\#(model.seq + 1)}"#)
+            } catch {
+                client = nil
+                firstFailure = firstFailure ?? Date()
+                target = 1 - target
+                outcome.retriedElsewhere += 1
+                continue
+            }
+            switch reply.status {
+            case 200:
+                if let failed = firstFailure, outcome.failover == nil { outcome.failover = Date().timeIntervalSince(failed) }
+                y = next
+                model.apply(reply.json, offset: [0, y])
+                outcome.applied += 1
+            case 409:
+                outcome.conflicts += 1
+                let problem = reply.json
+                guard allowResync, problem["resync"] as? Bool == true else {
+                    outcome.errors.append("409 without resync: \(reply.text)")
+                    return outcome
+                }
+                let resync = (try? connection.post("/v1/sessions/\(id)/resync", model.resyncBody))
+                guard resync?.status == 200 else {
+                    outcome.errors.append("resync: \(resync?.text ?? "no answer")")
+                    return outcome
+                }
+                outcome.resyncs += 1
+            case 503 where reply.text.contains("shutting down"):
+                // Draining: another instance answers (a proxy retries at once).
+                firstFailure = firstFailure ?? Date()
+                client = nil
+                target = 1 - target
+                outcome.retriedElsewhere += 1
+            case 503:
+                // The store or the owner is not ready yet (a dead owner's lease): Retry-After.
+                firstFailure = firstFailure ?? Date()
+                outcome.unavailable += 1
+                usleep(50_000)
+            default:
+                outcome.errors.append("\(reply.status): \(reply.text)")
+                return outcome
+            }
+        }
+        return outcome
+    }
+
+    static func openSessions(_ count: Int, on instance: ViewportdProcess, items: [TestItem]) throws -> [(String, ClientModel)] {
+        let client = try instance.connect()
+        let layout = try client.postLayout(layoutJSON(items))
+        return try (0..<count).map { k in
+            var model = ClientModel(items: items, viewport: [375, 667], offset: [0, Double(k * 300)])
+            let (id, opened) = try client.openSession(#"{"layout":"\#(layout)","viewport":[375,667],"offset":[0,\#(k * 300)]}"#)
+            model.open(opened.object("plan"))
+            return (id, model)
+        }
+    }
+
+    @Test func sigtermUnderLoadHandsEverySessionOverWithoutAnErrorOrAConflict() throws {
+        let redis = try RedisTestServer()
+        let a = try ViewportdProcess(environment: Self.environment(redis))
+        let b = try ViewportdProcess(environment: Self.environment(redis))
+        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+        let sessions = try Self.openSessions(16, on: a, items: items)
+        let outcomes = Locked<[Outcome]>([])
+        let until = Date().addingTimeInterval(3)
+        let ports = [a.port, b.port]
+        let stopper = Thread {
+            usleep(1_000_000)
+            a.process.signal(SIGTERM)
+        }
+        stopper.start()
+        let finished = onThreads(sessions.count, timeout: 60) { k in
+            let (id, model) = sessions[k]
+            let outcome = Self.drive(session: id, model: model, ports: ports, until: until, allowResync: false)
+            outcomes.withLock { $0.append(outcome) }
+        }
+        #expect(finished)
+        #expect(a.process.waitForExit(timeout: 15) == 0, "viewportd exits 0 after SIGTERM: \(a.process.output.suffix(2000))")
+        let all = outcomes.get
+        let applied = all.map(\.applied).reduce(0, +)
+        print("SIGTERM under load: \(applied) updates, \(all.map(\.retriedElsewhere).reduce(0, +)) retried on the other instance, \(all.map(\.conflicts).reduce(0, +)) conflicts, \(all.map(\.unavailable).reduce(0, +)) 503s from the store")
+        #expect(all.count == sessions.count)
+        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+        #expect(all.map(\.conflicts).reduce(0, +) == 0)
+        #expect(all.map(\.unavailable).reduce(0, +) == 0)
+        #expect(all.allSatisfy { $0.applied > 5 && $0.failover != nil }, "every session continued on the other instance")
+        b.process.stop()
+        redis.stop()
+    }
+
+    @Test func killMinus9MovesEverySessionElsewhereWithResyncAndNoHandleUsedTwice() throws {
+        let redis = try RedisTestServer()
+        let a = try ViewportdProcess(environment: Self.environment(redis))
+        let b = try ViewportdProcess(environment: Self.environment(redis))
+        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+        let sessions = try Self.openSessions(12, on: a, items: items)
+        let outcomes = Locked<[Outcome]>([])
+        let until = Date().addingTimeInterval(6)
+        let ports = [a.port, b.port]
+        let killer = Thread {
+            usleep(1_000_000)
+            a.process.signal(SIGKILL)
+        }
+        killer.start()
+        let finished = onThreads(sessions.count, timeout: 60) { k in
+            let (id, model) = sessions[k]
+            let outcome = Self.drive(session: id, model: model, ports: ports, until: until, allowResync: true)
+            outcomes.withLock { $0.append(outcome) }
+        }
+        #expect(finished)
+        let all = outcomes.get
+        let failovers = all.compactMap(\.failover).sorted()
+        print("kill -9: \(all.map(\.applied).reduce(0, +)) updates, \(all.map(\.resyncs).reduce(0, +)) resyncs, \(all.map(\.unavailable).reduce(0, +)) 503s while the lease ran out; failover \(String(format: "%.2f", failovers.first ?? -1))–\(String(format: "%.2f", failovers.last ?? -1)) s")
+        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+        #expect(failovers.count == sessions.count, "every session continued on the other instance")
+        #expect((failovers.last ?? 99) < 4, "failover within a few seconds (lease 1 s)")
+        b.process.stop()
+        redis.stop()
+    }
+}

@@ -1,0 +1,107 @@
+import Testing
+
+@testable import ViewportService
+
+/// The ownership state machine, without I/O: events in, actions out.
+struct SessionOwnershipTests {
+    static let lease: Int64 = 2_000_000_000
+    static let block = 1024
+
+    @Test func aFreshSessionIsServedFromMemoryAndBecomesOwnedWhenItsFirstWriteSucceeds() {
+        var o = SessionOwnership.fresh()
+        #expect(o.admit(now: 0) == .serve)
+        #expect(o.handleLimit == .max)
+        #expect(o.changed(highestHandle: 50_000) == false, "never written: no reserve needed")
+        #expect(o.isDirty)
+        let ticket = o.beginWrite(now: 10, highestHandle: 12, block: Self.block)
+        #expect(ticket == SessionOwnership.WriteTicket(epoch: 1, version: 2, handleLimit: 12 + 1024, create: true, sentAt: 10))
+        // The reserve applies from the first write on, even before it is confirmed.
+        #expect(o.handleLimit == 12 + 1024)
+        #expect(o.phase == .fresh)
+        o.writeSucceeded(ticket!, lease: Self.lease)
+        #expect(o.phase == .owned && !o.isDirty && o.everStored)
+        #expect(o.validUntil == 10 + Self.lease / 4 * 3)
+        #expect(o.admit(now: 10 + Self.lease / 4 * 3 - 1) == .serve)
+        #expect(o.admit(now: 10 + Self.lease / 4 * 3) == .renewFirst)
+    }
+
+    @Test func handlesBeyondTheReserveNeedAWriteBeforeTheAnswerAndTheWriterReservesAhead() {
+        var o = SessionOwnership.acquired(epoch: 7, version: 40, handleLimit: 2048, sentAt: 0, lease: Self.lease)
+        #expect(o.changed(highestHandle: 2048) == false)
+        #expect(o.changed(highestHandle: 2049) == true)
+        // Half a block left: the next write reserves another block.
+        let ticket = o.beginWrite(now: 1, highestHandle: 1600, block: Self.block)
+        #expect(ticket?.handleLimit == 1600 + 1024)
+        #expect(ticket?.create == false && ticket?.epoch == 7)
+        #expect(o.handleLimit == 2048, "not before the store confirms")
+        o.writeSucceeded(ticket!, lease: Self.lease)
+        #expect(o.handleLimit == 2624)
+        let quiet = o.beginWrite(now: 2, highestHandle: 1700, block: Self.block)
+        #expect(quiet?.handleLimit == 2624, "enough left: no new block")
+    }
+
+    @Test func aWriteThatFailsStaysDirtyAndALostOneEndsTheCopy() {
+        var o = SessionOwnership.acquired(epoch: 3, version: 5, handleLimit: 100, sentAt: 0, lease: Self.lease)
+        _ = o.changed(highestHandle: 10)
+        let ticket = o.beginWrite(now: 5, highestHandle: 10, block: Self.block)!
+        o.writeFailed()
+        #expect(o.isDirty && o.phase == .owned)
+        #expect(o.validUntil == Self.lease / 4 * 3, "a failed write does not extend the lease")
+        _ = o.changed(highestHandle: 10)
+        // A write of an older version confirmed later leaves the newer change dirty.
+        o.writeSucceeded(ticket, lease: Self.lease)
+        #expect(o.isDirty)
+        o.writeLost()
+        #expect(o.phase == .lost && o.admit(now: 6) == .moved && !o.isDirty)
+        #expect(o.beginWrite(now: 7, highestHandle: 10, block: Self.block) == nil)
+    }
+
+    @Test func aHandoverReleasesAnOwnedSessionAndNothingElse() {
+        var fresh = SessionOwnership.fresh()
+        #expect(fresh.handoverRequested(now: 0, highestHandle: 3, block: Self.block) == .notHere)
+        var o = SessionOwnership.acquired(epoch: 9, version: 12, handleLimit: 1024, sentAt: 0, lease: Self.lease)
+        _ = o.changed(highestHandle: 30)
+        guard case .release(let ticket) = o.handoverRequested(now: 1, highestHandle: 30, block: Self.block) else {
+            Issue.record("an owned session is handed over")
+            return
+        }
+        #expect(ticket.version == 13 && ticket.epoch == 9)
+        #expect(o.phase == .handingOver && o.admit(now: 2) == .moved)
+        o.releaseFailed()
+        #expect(o.phase == .owned)
+        guard case .release(let again) = o.handoverRequested(now: 3, highestHandle: 30, block: Self.block) else {
+            Issue.record("asked again")
+            return
+        }
+        o.releaseSucceeded(again)
+        #expect(o.phase == .released && o.admit(now: 4) == .moved && !o.isDirty)
+        #expect(o.handoverRequested(now: 5, highestHandle: 30, block: Self.block) == .notHere)
+    }
+
+    @Test func renewalsAreDueEveryIntervalAndExtendTheLease() {
+        var o = SessionOwnership.acquired(epoch: 1, version: 1, handleLimit: 10, sentAt: 100, lease: Self.lease)
+        #expect(!o.needsRenewal(now: 100 + 499, interval: 500))
+        #expect(o.needsRenewal(now: 100 + 500, interval: 500))
+        o.read()
+        let (epoch, touched) = o.beginRenewal()
+        #expect(epoch == 1 && touched)
+        #expect(o.beginRenewal().touched == false)
+        o.renewalSucceeded(sentAt: 600, lease: Self.lease)
+        #expect(o.validUntil == 600 + Self.lease / 4 * 3)
+        #expect(!o.needsRenewal(now: 700, interval: 500))
+    }
+
+    @Test func shutdownReleasesFreshAndOwnedSessionsAndDeletionNamesTheEpochOnlyWhenStored() {
+        var fresh = SessionOwnership.fresh()
+        let create = fresh.beginShutdownRelease(now: 0, highestHandle: 4, block: Self.block)
+        #expect(create?.create == true && fresh.phase == .handingOver)
+        var neverWritten = SessionOwnership.fresh()
+        #expect(neverWritten.delete() == nil)
+        var owned = SessionOwnership.acquired(epoch: 4, version: 2, handleLimit: 10, sentAt: 0, lease: Self.lease)
+        #expect(owned.delete() == 4)
+        #expect(owned.phase == .deleted && owned.admit(now: 0) == .gone)
+        var released = SessionOwnership.acquired(epoch: 4, version: 2, handleLimit: 10, sentAt: 0, lease: Self.lease)
+        if case .release(let ticket) = released.handoverRequested(now: 0, highestHandle: 1, block: Self.block) { released.releaseSucceeded(ticket) }
+        #expect(released.delete() == nil, "another instance owns it: not this one's to delete")
+    }
+}

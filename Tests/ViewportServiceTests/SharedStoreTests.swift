@@ -1,0 +1,232 @@
+import Foundation
+import Testing
+import ViewportRedis
+import ViewportService
+import ViewportTestSupport
+
+/// Several instances sharing a real redis-server: layouts and sessions are known everywhere, a
+/// session moves to whichever instance gets its request, and nothing a client saw is lost.
+@Suite(.serialized)
+struct SharedStoreTests {
+    @Test func aLayoutPostedOnOneInstanceOpensSessionsOnAnother() throws {
+        try withCluster(3) { cluster in
+            let a = try cluster[0].connect(), b = try cluster[1].connect(), c = try cluster[2].connect()
+            let items = gridItems(rows: 40, columns: 3)
+            let layout = try a.postLayout(layoutJSON(items))
+            let (_, opened) = try b.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#)
+            #expect(opened["layout"] as? String == layout)
+            let info = try c.get("/v1/layouts/\(layout)")
+            #expect(info.status == 200 && info.json["items"] as? Int == items.count, "\(info.text)")
+            #expect(try c.get("/v1/layouts/0123456789abcdef0123456789abcdef").status == 404)
+            // Posting it again anywhere is the same layout.
+            #expect(try c.post("/v1/layouts", layoutJSON(items)).status == 200)
+        }
+    }
+
+    @Test func aSessionHoppingAcrossThreeInstancesOnEveryUpdateFollowsEveryPlanRule() throws {
+        try withCluster(3) { cluster in
+            let clients = try (0..<3).map { try cluster[$0].connect() }
+            let items = listItems(3000, height: 50, reuses: ["row", "ad", nil, "row"])
+            var model = ClientModel(items: items, viewport: [375, 667])
+            let (id, opened) = try clients[0].openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
+            model.open(opened.object("plan"))
+            var rng = SystemRandomNumberGenerator()
+            var y = 0.0
+            for step in 1...150 {
+                y = max(0, min(149_000, y + Double([-900, -120, -37, 0, 45, 130, 1100, 30_000].randomElement(using: &rng) ?? 0)))
+                let client = clients[step % 3]
+                let reply = try client.update(id, #"{"offset":[0,\#(number(y))],"seq":\#(step)}"#)
+                #expect(reply.status == 200, "step \(step) on instance \(step % 3): \(reply.text)")
+                guard reply.status == 200 else { return }
+                model.apply(reply.json, offset: [0, y])
+            }
+            // Any instance answers the same state.
+            model.check(state: try clients[1].state(id))
+            model.check(state: try clients[2].state(id))
+        }
+    }
+
+    @Test func aRequestForASessionAnotherInstanceOwnsIsAnsweredWithin10Milliseconds() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(), b = try cluster[1].connect()
+            let layout = try a.postLayout(layoutJSON(listItems(1000)))
+            let id = try a.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#).id
+            // Stored once (a flush), so that it can move.
+            #expect(try a.update(id, #"{"offset":[0,10],"seq":1}"#).status == 200)
+            usleep(150_000)
+            var hops: [Double] = []
+            for step in 2...41 {
+                let client = step % 2 == 0 ? b : a
+                let started = Date()
+                let reply = try client.update(id, #"{"offset":[0,\#(step * 10)],"seq":\#(step)}"#)
+                hops.append(Date().timeIntervalSince(started) * 1000)
+                #expect(reply.status == 200, "step \(step): \(reply.text)")
+            }
+            hops.sort()
+            let median = hops[hops.count / 2]
+            print("handover latency: median \(String(format: "%.2f", median)) ms, max \(String(format: "%.2f", hops.last ?? 0)) ms over \(hops.count) hops")
+            // The target (10 ms on loopback) is measured on a release build by
+            // scripts/store-bench.py (0.4 ms). Here, in a debug build beside every other suite on
+            // a shared machine, the bound only tells an on-demand handover from one that waits
+            // for a timer (a flush interval, 50 ms here, or a lease, 2 s).
+            #if DEBUG
+            let bound = 40.0
+            #else
+            let bound = 10.0
+            #endif
+            #expect(median < bound, "median handover \(median) ms")
+        }
+    }
+
+    @Test func updatesSentToTwoInstancesAtOnceApplyEachSeqOnce() throws {
+        try withCluster(2, configure: { $0.http.threads = 3 }) { cluster in
+            let setup = try cluster[0].connect()
+            let id = try setup.openSession(#"{"layout":\#(layoutJSON(listItems(500))),"viewport":[375,667]}"#).id
+            #expect(try setup.update(id, #"{"offset":[0,5],"seq":1}"#).status == 200)
+            usleep(150_000)
+            let ports = [cluster[0].port, cluster[1].port]
+            let bodies = Locked<[Int: Set<String>]>([:])
+            let statuses = Locked<[Int: Int]>([:])
+            let finished = onThreads(4) { t in
+                guard let client = try? Client(HTTPTestClient.connect(port: ports[t % 2], timeout: 10), token: nil) else { return }
+                var seq = 2
+                while seq <= 60 {
+                    guard let reply = try? client.update(id, #"{"offset":[0,\#(seq * 10 + t)],"seq":\#(seq)}"#) else { return }
+                    statuses.withLock { $0[reply.status, default: 0] += 1 }
+                    if reply.status == 200 {
+                        _ = bodies.withLock { $0[seq, default: []].insert(reply.text) }
+                        seq += 1
+                    } else if reply.status == 409 {
+                        let current = (try? JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])?["seq"] as? Int ?? seq
+                        seq = max(seq, current)
+                    } else if reply.status == 503 {
+                        usleep(10_000)
+                    } else {
+                        return
+                    }
+                }
+            }
+            #expect(finished)
+            #expect(Set(statuses.get.keys).isSubset(of: [200, 409, 503]), "\(statuses.get)")
+            #expect(bodies.get.count == 59)
+            #expect(bodies.get.values.allSatisfy { $0.count == 1 }, "a seq answered two different plans")
+            let state = try setup.state(id)
+            #expect(state.int("seq") == 60 && state.object("stats").int("updates") == 60)
+            print("two instances at once: \(statuses.get)")
+        }
+    }
+
+    @Test func aStoppedInstanceHandsEverySessionOverAndTheyContinueElsewhere() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect()
+            let items = listItems(2000, height: 60, reuses: ["row", "ad"])
+            let layout = try a.postLayout(layoutJSON(items))
+            var models: [(id: String, model: ClientModel)] = []
+            for k in 0..<12 {
+                var model = ClientModel(items: items, viewport: [375, 667])
+                let (id, opened) = try a.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#)
+                model.open(opened.object("plan"))
+                // Some never reach the store before the stop (updated just now).
+                for step in 1...(k % 4 + 1) {
+                    let y = Double(step * 700 + k)
+                    let reply = try a.update(id, #"{"offset":[0,\#(number(y))],"seq":\#(step)}"#)
+                    #expect(reply.status == 200)
+                    model.apply(reply.json, offset: [0, y])
+                }
+                models.append((id, model))
+            }
+            cluster[0].stop()
+            let b = try cluster[1].connect()
+            for (id, var model) in models {
+                let y = 5000.0
+                let reply = try b.update(id, #"{"offset":[0,5000],"seq":\#(model.seq + 1)}"#)
+                #expect(reply.status == 200, "\(reply.text)")
+                guard reply.status == 200 else { continue }
+                model.apply(reply.json, offset: [0, y])
+                model.check(state: try b.state(id))
+            }
+        }
+    }
+
+    @Test func aSessionAheadOfTheStoreAnswers409WithResyncAndAdoptsTheClientsViews() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(), b = try cluster[1].connect()
+            let items = listItems(1000, height: 50, reuses: ["row", "ad"])
+            let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
+            var model = ClientModel(items: items, viewport: [375, 667])
+            model.open(opened.object("plan"))
+            for step in 1...3 {
+                let reply = try a.update(id, #"{"offset":[0,\#(step * 400)],"seq":\#(step)}"#)
+                model.apply(reply.json, offset: [0, Double(step * 400)])
+            }
+            // What the store has after seq 3 (version 4: opened, then three changes), saved as an
+            // instance that died then would have left it.
+            let key = "viewportd:session:{\(id)}"
+            let redis = RedisConnection(endpoint: RedisEndpoint(host: "127.0.0.1", port: cluster.redis.port), connectTimeout: 1, commandTimeout: 1)
+            #expect(try eventually { try redis.send(RedisCommand("HGET", key, "ver")).text == "4" })
+            let stored = try redis.send(RedisCommand("HGET", key, "snap"))
+            for step in 4...7 {
+                let reply = try a.update(id, #"{"offset":[0,\#(step * 400)],"seq":\#(step)}"#)
+                model.apply(reply.json, offset: [0, Double(step * 400)])
+            }
+            cluster[0].stop()
+            // The instance "died" after seq 3 reached the store: put that record back.
+            #expect(try redis.send(RedisCommand("HSET", key, "ver", "4", "snap", stored.bytes ?? [])) == .integer(0))
+            let ahead = try b.update(id, #"{"offset":[0,3200],"seq":8}"#)
+            let problem = ahead.problem(409)
+            #expect(problem["seq"] as? Int == 3)
+            #expect(problem["resync"] as? Bool == true)
+            // Validation: an id not in the layout changes nothing.
+            let bad = try b.post("/v1/sessions/\(id)/resync", #"{"seq":7,"offset":[0,2800],"visible":[{"id":"nope","view":1}]}"#)
+            _ = bad.problem(422)
+            #expect(bad.detail.contains("visible[0].id"), "\(bad.text)")
+            #expect(try b.state(id).int("seq") == 3)
+            // The client's real views.
+            let visible = model.shown.map { #"{"id":"\#($0.key)","view":\#($0.value)}"# }.joined(separator: ",")
+            let pool = model.pools.filter { !$0.value.isEmpty }.map { reuse, views in
+                #""\#(reuse)":[\#(views.map { #"{"view":\#($0.view),"id":"\#($0.lastItem)"}"# }.joined(separator: ","))]"#
+            }.joined(separator: ",")
+            let resync = try b.post("/v1/sessions/\(id)/resync", #"{"seq":7,"offset":[0,2800],"visible":[\#(visible)],"pool":{\#(pool)}}"#)
+            #expect(resync.status == 200, "\(resync.text)")
+            #expect(resync.json.int("seq") == 7)
+            #expect(Set(resync.json.ids("visible")) == Set(model.shown.keys))
+            // The client continues at seq 8, with every plan rule checked against its real views;
+            // new handles are above every handle it held.
+            let highest = model.usedHandles.max() ?? 0
+            for step in 8...20 {
+                let y = Double(step * 330)
+                let reply = try b.update(id, #"{"offset":[0,\#(number(y))],"seq":\#(step)}"#)
+                #expect(reply.status == 200, "\(reply.text)")
+                for entry in reply.json.entries("create") { #expect((entry.int("view") ?? 0) > highest) }
+                model.apply(reply.json, offset: [0, y])
+            }
+        }
+    }
+
+    @Test func everyHandleAnsweredIsReservedInTheStoreFirst() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(timeout: 20), b = try cluster[1].connect(timeout: 20)
+            // Items without a reuse identifier: every entering item gets a new view, 1,500 per jump.
+            let items = listItems(30_000, height: 10, reuses: [nil])
+            let redis = RedisConnection(endpoint: RedisEndpoint(host: "127.0.0.1", port: cluster.redis.port), connectTimeout: 1, commandTimeout: 1)
+            let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,15000],"buffer":0}"#)
+            func reserved() throws -> Int { Int(try redis.send(RedisCommand("HGET", "viewportd:session:{\(id)}", "hwm")).text ?? "0") ?? 0 }
+            var highest = opened.object("plan").entries("create").compactMap { $0.int("view") }.max() ?? 0
+            #expect(highest == 1500)
+            #expect(try reserved() >= highest, "the opening plan's handles are reserved before the 201")
+            for step in 1...8 {
+                let client = step % 3 == 0 ? b : a
+                let reply = try client.update(id, #"{"offset":[0,\#(step * 15_000 % 285_000)],"seq":\#(step)}"#)
+                #expect(reply.status == 200, "\(reply.text)")
+                let created = reply.json.entries("create").compactMap { $0.int("view") }
+                #expect(created.allSatisfy { $0 > highest }, "a handle used twice")
+                highest = max(highest, created.max() ?? 0)
+                // Answered handles never run ahead of the reserve a next owner would start above.
+                let reserve = try reserved()
+                #expect(reserve >= highest, "step \(step): handle \(highest) answered, \(reserve) reserved")
+            }
+            // A new owner starts above the previous owner's whole reserve: handles stay unique, not dense.
+            #expect(highest > 1500 * 9)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import ViewportService
+import ViewportTestSupport
+
+/// The shared store stops answering (redis-server paused with SIGSTOP) and comes back: requests
+/// answer within a bounded time, 503 with `Retry-After` where the store is needed, `/healthz`
+/// says so, and nothing answered 200 is lost.
+@Suite(.serialized)
+struct StoreOutageTests {
+    @Test func aPausedStoreBoundsEveryAnswerAndLosesNothingOnceItIsBack() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(timeout: 10), b = try cluster[1].connect(timeout: 10)
+            let items = listItems(3000, height: 50, reuses: ["row", "ad"])
+            let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
+            var model = ClientModel(items: items, viewport: [375, 667])
+            model.open(opened.object("plan"))
+            var y = 0.0
+            func step(_ client: Client) throws -> (status: Int, seconds: Double, retryAfter: String?) {
+                let next = y + 97
+                let started = Date()
+                let reply = try client.update(id, #"{"offset":[0,\#(number(next))],"seq":\#(model.seq + 1)}"#)
+                let seconds = Date().timeIntervalSince(started)
+                if reply.status == 200 {
+                    y = next
+                    model.apply(reply.json, offset: [0, y])
+                }
+                return (reply.status, seconds, reply.header("Retry-After"))
+            }
+            for _ in 0..<5 { #expect(try step(a).status == 200) }
+            usleep(200_000)
+            #expect(try a.get("/healthz").json["store"] as? String == "ok")
+
+            cluster.redis.pause()
+            var statuses: [Int: Int] = [:]
+            var slowest = 0.0
+            let pausedAt = Date()
+            while Date().timeIntervalSince(pausedAt) < 3.5 {
+                let (status, seconds, retryAfter) = try step(a)
+                statuses[status, default: 0] += 1
+                slowest = max(slowest, seconds)
+                #expect([200, 503].contains(status))
+                if status == 503 { #expect(retryAfter != nil, "503 without Retry-After") }
+                usleep(50_000)
+            }
+            // A new session needs the store.
+            let started = Date()
+            let open = try a.post("/v1/sessions", #"{"layout":\#(layoutJSON(listItems(10))),"viewport":[375,667]}"#)
+            _ = open.problem(503)
+            #expect(open.header("Retry-After") != nil)
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            #expect(try a.get("/healthz").json["store"] as? String == "unavailable")
+            #expect(try a.get("/readyz").status == 503)
+            print("while paused: \(statuses), slowest answer \(String(format: "%.3f", slowest)) s")
+            #expect(slowest < 1.5, "an answer took \(slowest) s with store.timeout 0.5 s")
+            #expect(statuses[200, default: 0] > 0, "served from memory while the lease held")
+            #expect(statuses[503, default: 0] > 0, "503 once the lease may have lapsed")
+
+            cluster.redis.resume()
+            #expect(try eventually(timeout: 5) { try a.get("/healthz").json["store"] as? String == "ok" })
+            #expect(try eventually(timeout: 5) { try step(a).status == 200 })
+            // Every update answered 200 is in the store: another instance continues from it
+            // (once it, too, finds the store back).
+            #expect(try eventually(timeout: 5) { try b.get("/healthz").json["store"] as? String == "ok" })
+            // A client retries a 503 (it carries Retry-After): the handover may wait for the owner.
+            var continued: (status: Int, seconds: Double, retryAfter: String?) = (0, 0, nil)
+            #expect(try eventually(timeout: 5) {
+                continued = try step(b)
+                return continued.status == 200
+            }, "\(continued)")
+            model.check(state: try b.state(id))
+        }
+    }
+
+    @Test func aSessionEndedOnAnotherInstanceIsGoneEverywhere() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(), b = try cluster[1].connect()
+            let id = try a.openSession(#"{"layout":\#(layoutJSON(listItems(100))),"viewport":[375,667]}"#).id
+            #expect(try a.update(id, #"{"offset":[0,100],"seq":1}"#).status == 200)
+            #expect(try b.delete("/v1/sessions/\(id)").status == 204)
+            _ = try a.get("/v1/sessions/\(id)").problem(404)
+            _ = try b.update(id, #"{"offset":[0,200],"seq":2}"#).problem(404)
+            #expect(try a.delete("/v1/sessions/\(id)").status == 404)
+            // Ids that cannot be sessions are not looked up.
+            _ = try a.get("/v1/sessions/not-a-session").problem(404)
+            _ = try a.get("/v1/sessions/0123456789abcdef0123456789abcdef").problem(404)
+        }
+    }
+
+    @Test func healthAndMetricsReportTheStore() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(), b = try cluster[1].connect()
+            #expect(try a.get("/healthz").text == #"{"status":"ok","store":"ok"}"#)
+            #expect(try a.get("/readyz").status == 200)
+            let id = try a.openSession(#"{"layout":\#(layoutJSON(listItems(100))),"viewport":[375,667]}"#).id
+            #expect(try a.update(id, #"{"offset":[0,100],"seq":1}"#).status == 200)
+            #expect(try b.update(id, #"{"offset":[0,200],"seq":2}"#).status == 200)
+            usleep(200_000)
+            let metricsA = try a.get("/metrics").text, metricsB = try b.get("/metrics").text
+            #expect(metricsA.contains(#"viewportd_store_handovers_total{kind="given"} 1"#), "\(metricsA)")
+            #expect(metricsB.contains(#"viewportd_store_handovers_total{kind="taken"} 1"#))
+            #expect(metricsA.contains("viewportd_store_operation_duration_seconds_bucket{operation=\"handover\""))
+            // B wrote the update it applied behind it.
+            #expect(metricsB.contains("viewportd_store_operation_duration_seconds_bucket{operation=\"write\""))
+            #expect(metricsB.contains("viewportd_store_flush_batch_size_count 1"))
+            #expect(metricsA.contains("viewportd_store_up 1"))
+        }
+        // Without a store, /healthz is as it always was.
+        try withService { service in
+            let health = try service.connect().get("/healthz")
+            #expect(health.text == #"{"status":"ok"}"#)
+        }
+    }
+}
+
+/// The store restarts empty (no persistence): the instances that own sessions write them back,
+/// with their layouts, and every session continues anywhere.
+@Suite(.serialized)
+struct StoreRestartTests {
+    @Test func sessionsOwnedByLiveInstancesAreWrittenBackAfterTheStoreLostThem() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(timeout: 10), b = try cluster[1].connect(timeout: 10)
+            let items = listItems(1500, height: 50, reuses: ["row", "ad"])
+            let layout = try a.postLayout(layoutJSON(items))
+            var sessions: [(String, ClientModel)] = []
+            for k in 0..<5 {
+                var model = ClientModel(items: items, viewport: [375, 667])
+                let (id, opened) = try a.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#)
+                model.open(opened.object("plan"))
+                let y = Double(300 * (k + 1))
+                let reply = try a.update(id, #"{"offset":[0,\#(number(y))],"seq":1}"#)
+                model.apply(reply.json, offset: [0, y])
+                sessions.append((id, model))
+            }
+            usleep(200_000)
+            try cluster.redis.restart()
+            // Within a renewal round or two the owner finds its records gone and writes them back.
+            for (id, var model) in sessions {
+                var reply: Reply?
+                let found = try eventually(timeout: 5) {
+                    reply = try b.update(id, #"{"offset":[0,3000],"seq":2}"#)
+                    return reply?.status == 200
+                }
+                #expect(found, "\(reply?.text ?? "")")
+                guard found, let reply else { continue }
+                model.apply(reply.json, offset: [0, 3000])
+                model.check(state: try b.state(id))
+            }
+        }
+    }
+}
