@@ -6022,8 +6022,7 @@ enum OpenAPIDocument {
             "description": "Gap between items: one number for both, or `[x, y]` (between columns, between rows, in a stack along y); default 0. Negative: 422.",
             "oneOf": [
               {
-                "type": "number",
-                "minimum": 0
+                "$ref": "#/components/schemas/GridSpacingPoints"
               },
               {
                 "$ref": "#/components/schemas/Size"
@@ -6031,6 +6030,11 @@ enum OpenAPIDocument {
             ]
           }
         }
+      },
+      "GridSpacingPoints": {
+        "type": "number",
+        "minimum": 0,
+        "description": "The same spacing between columns and between rows."
       },
       "PagesSection": {
         "type": "object",
@@ -6215,7 +6219,7 @@ enum OpenAPIDocument {
             "description": "Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{\"threshold\": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).",
             "oneOf": [
               {
-                "type": "boolean"
+                "$ref": "#/components/schemas/ExposureSwitch"
               },
               {
                 "$ref": "#/components/schemas/ExposureOptions"
@@ -6290,7 +6294,7 @@ enum OpenAPIDocument {
             "description": "Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{\"threshold\": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).",
             "oneOf": [
               {
-                "type": "boolean"
+                "$ref": "#/components/schemas/ExposureSwitch"
               },
               {
                 "$ref": "#/components/schemas/ExposureOptions"
@@ -6318,6 +6322,10 @@ enum OpenAPIDocument {
             "description": "The client's clock at the opening plan, in seconds: the session's first time."
           }
         }
+      },
+      "ExposureSwitch": {
+        "type": "boolean",
+        "description": "`true` counts entries and exits with the threshold 0 (`{\"threshold\": 0}`); `false` is off."
       },
       "PlanEntry": {
         "type": "object",
@@ -7314,30 +7322,38 @@ enum OpenAPIDocument {
         "description": "Points the materialized region extends beyond the viewport. A number `n` is the same on every side (`{\"ahead\": n, \"behind\": n}`). `{\"ahead\": a, \"behind\": b}`: along an axis on which the viewport moves, `a` in the direction of motion and `b` behind; along an axis without motion, `max(a, b)` on both sides. The direction on an axis is the sign of the update's velocity on it when non-zero, else the sign of the offset change from the previous update, else none; the opening plan and a layout change have none. Negative or missing values: 422 and 400.",
         "oneOf": [
           {
-            "type": "number",
-            "minimum": 0
+            "$ref": "#/components/schemas/BufferPoints"
           },
           {
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-              "ahead",
-              "behind"
-            ],
-            "properties": {
-              "ahead": {
-                "type": "number",
-                "minimum": 0,
-                "description": "Points in the direction of motion."
-              },
-              "behind": {
-                "type": "number",
-                "minimum": 0,
-                "description": "Points behind the motion."
-              }
-            }
+            "$ref": "#/components/schemas/BufferEdges"
           }
         ]
+      },
+      "BufferPoints": {
+        "type": "number",
+        "minimum": 0,
+        "description": "The same number of points on every side."
+      },
+      "BufferEdges": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "ahead",
+          "behind"
+        ],
+        "properties": {
+          "ahead": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Points in the direction of motion."
+          },
+          "behind": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Points behind the motion."
+          }
+        },
+        "description": "Points ahead of the motion and behind it (the larger of the two on both sides along an axis without motion)."
       },
       "ExposureOptions": {
         "type": "object",

@@ -822,13 +822,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/GridSection/spacing`.
             @frozen public enum SpacingPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/GridSection/spacing/case1`.
-                case case1(Swift.Double)
+                case GridSpacingPoints(Components.Schemas.GridSpacingPoints)
                 /// - Remark: Generated from `#/components/schemas/GridSection/spacing/case2`.
                 case Size(Components.Schemas.Size)
                 public init(from decoder: any Swift.Decoder) throws {
                     var errors: [any Swift.Error] = []
                     do {
-                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        self = .GridSpacingPoints(try decoder.decodeFromSingleValueContainer())
                         return
                     } catch {
                         errors.append(error)
@@ -847,7 +847,7 @@ extension Components {
                 }
                 public func encode(to encoder: any Swift.Encoder) throws {
                     switch self {
-                    case let .case1(value):
+                    case let .GridSpacingPoints(value):
                         try encoder.encodeToSingleValueContainer(value)
                     case let .Size(value):
                         try encoder.encodeToSingleValueContainer(value)
@@ -908,6 +908,10 @@ extension Components {
                 ])
             }
         }
+        /// The same spacing between columns and between rows.
+        ///
+        /// - Remark: Generated from `#/components/schemas/GridSpacingPoints`.
+        public typealias GridSpacingPoints = Swift.Double
         /// `count` pages of `size` side by side along `axis`, without spacing (a carousel's pages).
         ///
         /// - Remark: Generated from `#/components/schemas/PagesSection`.
@@ -1264,13 +1268,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure`.
             @frozen public enum ExposurePayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure/case1`.
-                case case1(Swift.Bool)
+                case ExposureSwitch(Components.Schemas.ExposureSwitch)
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure/case2`.
                 case ExposureOptions(Components.Schemas.ExposureOptions)
                 public init(from decoder: any Swift.Decoder) throws {
                     var errors: [any Swift.Error] = []
                     do {
-                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        self = .ExposureSwitch(try decoder.decodeFromSingleValueContainer())
                         return
                     } catch {
                         errors.append(error)
@@ -1289,7 +1293,7 @@ extension Components {
                 }
                 public func encode(to encoder: any Swift.Encoder) throws {
                     switch self {
-                    case let .case1(value):
+                    case let .ExposureSwitch(value):
                         try encoder.encodeToSingleValueContainer(value)
                     case let .ExposureOptions(value):
                         try value.encode(to: encoder)
@@ -1498,13 +1502,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure`.
             @frozen public enum ExposurePayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure/case1`.
-                case case1(Swift.Bool)
+                case ExposureSwitch(Components.Schemas.ExposureSwitch)
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure/case2`.
                 case ExposureOptions(Components.Schemas.ExposureOptions)
                 public init(from decoder: any Swift.Decoder) throws {
                     var errors: [any Swift.Error] = []
                     do {
-                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        self = .ExposureSwitch(try decoder.decodeFromSingleValueContainer())
                         return
                     } catch {
                         errors.append(error)
@@ -1523,7 +1527,7 @@ extension Components {
                 }
                 public func encode(to encoder: any Swift.Encoder) throws {
                     switch self {
-                    case let .case1(value):
+                    case let .ExposureSwitch(value):
                         try encoder.encodeToSingleValueContainer(value)
                     case let .ExposureOptions(value):
                         try value.encode(to: encoder)
@@ -1701,6 +1705,10 @@ extension Components {
                 ])
             }
         }
+        /// `true` counts entries and exits with the threshold 0 (`{"threshold": 0}`); `false` is off.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExposureSwitch`.
+        public typealias ExposureSwitch = Swift.Bool
         /// An item and its view.
         ///
         /// - Remark: Generated from `#/components/schemas/PlanEntry`.
@@ -2811,23 +2819,43 @@ extension Components {
                 ])
             }
         }
+        /// `store` is present when a shared store is configured (`store.url`): whether it answers. The process itself is up either way (a liveness probe); `GET /readyz` answers 503 while the store does not answer.
+        ///
         /// - Remark: Generated from `#/components/schemas/Health`.
         public struct Health: Codable, Hashable, Sendable {
+            /// Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer.
+            ///
             /// - Remark: Generated from `#/components/schemas/Health/status`.
             @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case ok = "ok"
+                case unavailable = "unavailable"
             }
+            /// Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer.
+            ///
             /// - Remark: Generated from `#/components/schemas/Health/status`.
             public var status: Components.Schemas.Health.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/Health/store`.
+            @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case ok = "ok"
+                case unavailable = "unavailable"
+            }
+            /// - Remark: Generated from `#/components/schemas/Health/store`.
+            public var store: Components.Schemas.Health.StorePayload?
             /// Creates a new `Health`.
             ///
             /// - Parameters:
-            ///   - status:
-            public init(status: Components.Schemas.Health.StatusPayload) {
+            ///   - status: Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer.
+            ///   - store:
+            public init(
+                status: Components.Schemas.Health.StatusPayload,
+                store: Components.Schemas.Health.StorePayload? = nil
+            ) {
                 self.status = status
+                self.store = store
             }
             public enum CodingKeys: String, CodingKey {
                 case status
+                case store
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2835,8 +2863,13 @@ extension Components {
                     Components.Schemas.Health.StatusPayload.self,
                     forKey: .status
                 )
+                self.store = try container.decodeIfPresent(
+                    Components.Schemas.Health.StorePayload.self,
+                    forKey: .store
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "status"
+                    "status",
+                    "store"
                 ])
             }
         }
@@ -2866,6 +2899,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Problem/message`.
             public var message: Swift.Int?
+            /// On a 409 with a shared store: the session is behind this client (the instance that held it stopped before writing its last updates). Send `POST /v1/sessions/{id}/resync` with the views you have, then continue at the next `seq`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/resync`.
+            public var resync: Swift.Bool?
             /// Creates a new `Problem`.
             ///
             /// - Parameters:
@@ -2876,6 +2913,7 @@ extension Components {
             ///   - seq: On a 409: the session's current sequence number.
             ///   - line: On a problem line of an NDJSON stream: the line (counting from 1) that failed.
             ///   - message: On a problem message of a WebSocket (`GET /v1/sessions/{id}/socket`): the message (counting from 1) that failed.
+            ///   - resync: On a 409 with a shared store: the session is behind this client (the instance that held it stopped before writing its last updates). Send `POST /v1/sessions/{id}/resync` with the views you have, then continue at the next `seq`.
             public init(
                 _type: Swift.String,
                 title: Swift.String,
@@ -2883,7 +2921,8 @@ extension Components {
                 detail: Swift.String,
                 seq: Swift.Int? = nil,
                 line: Swift.Int? = nil,
-                message: Swift.Int? = nil
+                message: Swift.Int? = nil,
+                resync: Swift.Bool? = nil
             ) {
                 self._type = _type
                 self.title = title
@@ -2892,6 +2931,7 @@ extension Components {
                 self.seq = seq
                 self.line = line
                 self.message = message
+                self.resync = resync
             }
             public enum CodingKeys: String, CodingKey {
                 case _type = "type"
@@ -2901,6 +2941,7 @@ extension Components {
                 case seq
                 case line
                 case message
+                case resync
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2932,6 +2973,10 @@ extension Components {
                     Swift.Int.self,
                     forKey: .message
                 )
+                self.resync = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .resync
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "type",
                     "title",
@@ -2939,7 +2984,8 @@ extension Components {
                     "detail",
                     "seq",
                     "line",
-                    "message"
+                    "message",
+                    "resync"
                 ])
             }
         }
@@ -3919,61 +3965,19 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/Buffer`.
         @frozen public enum Buffer: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Buffer/case1`.
-            case case1(Swift.Double)
+            case BufferPoints(Components.Schemas.BufferPoints)
             /// - Remark: Generated from `#/components/schemas/Buffer/case2`.
-            public struct Case2Payload: Codable, Hashable, Sendable {
-                /// Points in the direction of motion.
-                ///
-                /// - Remark: Generated from `#/components/schemas/Buffer/case2/ahead`.
-                public var ahead: Swift.Double
-                /// Points behind the motion.
-                ///
-                /// - Remark: Generated from `#/components/schemas/Buffer/case2/behind`.
-                public var behind: Swift.Double
-                /// Creates a new `Case2Payload`.
-                ///
-                /// - Parameters:
-                ///   - ahead: Points in the direction of motion.
-                ///   - behind: Points behind the motion.
-                public init(
-                    ahead: Swift.Double,
-                    behind: Swift.Double
-                ) {
-                    self.ahead = ahead
-                    self.behind = behind
-                }
-                public enum CodingKeys: String, CodingKey {
-                    case ahead
-                    case behind
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.ahead = try container.decode(
-                        Swift.Double.self,
-                        forKey: .ahead
-                    )
-                    self.behind = try container.decode(
-                        Swift.Double.self,
-                        forKey: .behind
-                    )
-                    try decoder.ensureNoAdditionalProperties(knownKeys: [
-                        "ahead",
-                        "behind"
-                    ])
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/Buffer/case2`.
-            case case2(Components.Schemas.Buffer.Case2Payload)
+            case BufferEdges(Components.Schemas.BufferEdges)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
-                    self = .case1(try decoder.decodeFromSingleValueContainer())
+                    self = .BufferPoints(try decoder.decodeFromSingleValueContainer())
                     return
                 } catch {
                     errors.append(error)
                 }
                 do {
-                    self = .case2(try .init(from: decoder))
+                    self = .BufferEdges(try .init(from: decoder))
                     return
                 } catch {
                     errors.append(error)
@@ -3986,11 +3990,59 @@ extension Components {
             }
             public func encode(to encoder: any Swift.Encoder) throws {
                 switch self {
-                case let .case1(value):
+                case let .BufferPoints(value):
                     try encoder.encodeToSingleValueContainer(value)
-                case let .case2(value):
+                case let .BufferEdges(value):
                     try value.encode(to: encoder)
                 }
+            }
+        }
+        /// The same number of points on every side.
+        ///
+        /// - Remark: Generated from `#/components/schemas/BufferPoints`.
+        public typealias BufferPoints = Swift.Double
+        /// Points ahead of the motion and behind it (the larger of the two on both sides along an axis without motion).
+        ///
+        /// - Remark: Generated from `#/components/schemas/BufferEdges`.
+        public struct BufferEdges: Codable, Hashable, Sendable {
+            /// Points in the direction of motion.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BufferEdges/ahead`.
+            public var ahead: Swift.Double
+            /// Points behind the motion.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BufferEdges/behind`.
+            public var behind: Swift.Double
+            /// Creates a new `BufferEdges`.
+            ///
+            /// - Parameters:
+            ///   - ahead: Points in the direction of motion.
+            ///   - behind: Points behind the motion.
+            public init(
+                ahead: Swift.Double,
+                behind: Swift.Double
+            ) {
+                self.ahead = ahead
+                self.behind = behind
+            }
+            public enum CodingKeys: String, CodingKey {
+                case ahead
+                case behind
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.ahead = try container.decode(
+                    Swift.Double.self,
+                    forKey: .ahead
+                )
+                self.behind = try container.decode(
+                    Swift.Double.self,
+                    forKey: .behind
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "ahead",
+                    "behind"
+                ])
             }
         }
         /// `exposure` with a rule (FlatList's viewabilityConfig): an item is on screen when the part of its rect inside the viewport (no buffer) is at least `threshold` of its area; an item of zero area is on screen when it lies strictly inside. `enter` and `leave` follow this rule. With `minTime`, plans also list under `viewed` each item that has stayed on screen for at least `minTime` seconds of client `time`, measured from the `time` of the update where it entered to the `time` of the current one, once per stay. Fractions and stays are computed for the items near the screen's moving edges only.
@@ -4074,6 +4126,147 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "id",
                     "times"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ResyncEntry`.
+        public struct ResyncEntry: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ResyncEntry/id`.
+            public var id: Components.Schemas.ItemId
+            /// The view's handle (positive; distinct across `visible` and `pool`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncEntry/view`.
+            public var view: Swift.Int
+            /// Creates a new `ResyncEntry`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - view: The view's handle (positive; distinct across `visible` and `pool`).
+            public init(
+                id: Components.Schemas.ItemId,
+                view: Swift.Int
+            ) {
+                self.id = id
+                self.view = view
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case view
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.view = try container.decode(
+                    Swift.Int.self,
+                    forKey: .view
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "view"
+                ])
+            }
+        }
+        /// The views a client really has, after a 409 with `"resync": true`. The session adopts them and `seq`; its next update (at `seq + 1`) is planned from them. Handles it assigns afterwards are above every handle it assigned or was told about.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ResyncRequest`.
+        public struct ResyncRequest: Codable, Hashable, Sendable {
+            /// The last sequence number the client applied.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/seq`.
+            public var seq: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/offset`.
+            public var offset: Components.Schemas.Point
+            /// The viewport size, when it changed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/viewport`.
+            public var viewport: Components.Schemas.Size?
+            /// The items the client shows, with their views.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/visible`.
+            public var visible: [Components.Schemas.ResyncEntry]
+            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/pool`.
+            public struct PoolPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: [Components.Schemas.ResyncEntry]]
+                /// Creates a new `PoolPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: [Components.Schemas.ResyncEntry]] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/pool`.
+            public var pool: Components.Schemas.ResyncRequest.PoolPayload?
+            /// Creates a new `ResyncRequest`.
+            ///
+            /// - Parameters:
+            ///   - seq: The last sequence number the client applied.
+            ///   - offset:
+            ///   - viewport: The viewport size, when it changed.
+            ///   - visible: The items the client shows, with their views.
+            ///   - pool: Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            public init(
+                seq: Swift.Int,
+                offset: Components.Schemas.Point,
+                viewport: Components.Schemas.Size? = nil,
+                visible: [Components.Schemas.ResyncEntry],
+                pool: Components.Schemas.ResyncRequest.PoolPayload? = nil
+            ) {
+                self.seq = seq
+                self.offset = offset
+                self.viewport = viewport
+                self.visible = visible
+                self.pool = pool
+            }
+            public enum CodingKeys: String, CodingKey {
+                case seq
+                case offset
+                case viewport
+                case visible
+                case pool
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.seq = try container.decode(
+                    Swift.Int.self,
+                    forKey: .seq
+                )
+                self.offset = try container.decode(
+                    Components.Schemas.Point.self,
+                    forKey: .offset
+                )
+                self.viewport = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .viewport
+                )
+                self.visible = try container.decode(
+                    [Components.Schemas.ResyncEntry].self,
+                    forKey: .visible
+                )
+                self.pool = try container.decodeIfPresent(
+                    Components.Schemas.ResyncRequest.PoolPayload.self,
+                    forKey: .pool
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "seq",
+                    "offset",
+                    "viewport",
+                    "visible",
+                    "pool"
                 ])
             }
         }

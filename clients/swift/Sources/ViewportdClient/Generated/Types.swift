@@ -75,7 +75,7 @@ public protocol APIProtocol: Sendable {
     func openSocket(_ input: Operations.OpenSocket.Input) async throws -> Operations.OpenSocket.Output
     /// Liveness
     ///
-    /// Never needs authorization.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -94,6 +94,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /openapi.json`.
     /// - Remark: Generated from `#/paths//openapi.json/get(openapi)`.
     func openapi(_ input: Operations.Openapi.Input) async throws -> Operations.Openapi.Output
+    /// Adopt the client's views (after a 409 with resync)
+    ///
+    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
+    func resyncSession(_ input: Operations.ResyncSession.Input) async throws -> Operations.ResyncSession.Output
+    /// Readiness
+    ///
+    /// Never needs authorization. 200 while this instance can serve: without a shared store always; with one (`store.url`), while the store answers. For a load balancer's or Kubernetes' readiness probe (liveness: `/healthz`).
+    ///
+    /// - Remark: HTTP `GET /readyz`.
+    /// - Remark: Generated from `#/paths//readyz/get(ready)`.
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -224,7 +238,7 @@ extension APIProtocol {
     }
     /// Liveness
     ///
-    /// Never needs authorization.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -248,6 +262,32 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//openapi.json/get(openapi)`.
     public func openapi(headers: Operations.Openapi.Input.Headers = .init()) async throws -> Operations.Openapi.Output {
         try await openapi(Operations.Openapi.Input(headers: headers))
+    }
+    /// Adopt the client's views (after a 409 with resync)
+    ///
+    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
+    public func resyncSession(
+        path: Operations.ResyncSession.Input.Path,
+        headers: Operations.ResyncSession.Input.Headers = .init(),
+        body: Operations.ResyncSession.Input.Body
+    ) async throws -> Operations.ResyncSession.Output {
+        try await resyncSession(Operations.ResyncSession.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Readiness
+    ///
+    /// Never needs authorization. 200 while this instance can serve: without a shared store always; with one (`store.url`), while the store answers. For a load balancer's or Kubernetes' readiness probe (liveness: `/healthz`).
+    ///
+    /// - Remark: HTTP `GET /readyz`.
+    /// - Remark: Generated from `#/paths//readyz/get(ready)`.
+    public func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
+        try await ready(Operations.Ready.Input(headers: headers))
     }
 }
 
