@@ -72,7 +72,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewportCoreTests",
-            dependencies: ["ViewportCore"],
+            dependencies: ["ViewportCore", "ViewportTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

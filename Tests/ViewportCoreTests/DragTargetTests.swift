@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// API.md "Paging and deceleration", written again from the text, against the session.
 struct DragTargetTests {
