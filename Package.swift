@@ -14,6 +14,10 @@ let package = Package(
     products: [
         .executable(name: "viewportd", targets: ["viewportd"]),
         .executable(name: "viewport-bench", targets: ["viewport-bench"]),
+        // Libraries for the fuzz targets (fuzz/Package.swift), which build apart from this package.
+        .library(name: "ViewportCore", targets: ["ViewportCore"]),
+        .library(name: "ViewportHTTP", targets: ["ViewportHTTP"]),
+        .library(name: "ViewportService", targets: ["ViewportService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
