@@ -78,4 +78,37 @@ struct FuzzFindingTests {
             }
         }
     }
+
+    /// A list of 1e300-point items inside trailing insets of 1.7e308: the items' extent plus the
+    /// right inset overflows, and the layout's content size is infinite.
+    static func overflowingLayout() throws -> Layout {
+        var stack = SectionStack(axis: .y, insets: Insets(top: 0, left: 137.5, bottom: 0, right: 1.7976931348623157e308))
+        var builder = LayoutBuilder()
+        try stack.append(SectionSpec(id: "s", reuse: "a", shape: .list(axis: nil, count: 45, size: Size(width: 1e300, height: 1e300), spacing: 0)), to: &builder)
+        try builder.setTrailingPadding(stack.trailingPadding)
+        return try builder.build()
+    }
+
+    /// FuzzSessionApply: a layout whose trailing insets push its content size past the largest
+    /// double was accepted with an infinite content size (`POST /v1/layouts` answers
+    /// `"contentSize": [null, …]`), and sessions on it then put NaN in their own offset and in
+    /// their plans (`scrollTo` in a loop: `"offset": [null, 4.45e301]`; linked followers:
+    /// `"linked": {"a": [null, 0]}`). Issue 14's second bug (section arithmetic): a known issue
+    /// until its fix lands (see above).
+    @Test func trailingInsetsThatOverflowGiveNoInfiniteContentSizeNorNaNOffsets() throws {
+        withKnownIssue("issue 14, bug 2: section arithmetic overflows the content size") {
+            // Refusing the layout (422) is fine; an accepted one has a finite content size.
+            guard let layout = try? Self.overflowingLayout() else { return }
+            #expect(layout.contentSize.width.isFinite && layout.contentSize.height.isFinite, "content size \(layout.contentSize)")
+            let configuration = SessionConfiguration(
+                viewport: Size(width: 910, height: 1347), offset: Point(x: 885, y: 477.5), buffer: 80,
+                paging: PagingOptions(mode: .items, axis: .x, decelerationRate: 1e-300), prefetch: 0, loop: true)
+            guard var session = try? ViewportSession(layout: layout, configuration: configuration) else { return }
+            if let plan = try? session.apply(ViewportUpdate(scrollTo: ScrollTarget(item: 44, align: .center), phase: .dragEnd)) {
+                let numbers = Self.numbers(of: plan)
+                #expect(numbers.allSatisfy { $0.isFinite }, "plan: \(numbers)")
+            }
+            #expect(session.offset.x.isFinite && session.offset.y.isFinite, "offset \(session.offset)")
+        }
+    }
 }

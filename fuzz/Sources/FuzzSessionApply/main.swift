@@ -112,7 +112,7 @@ func makeLayout(_ input: inout FuzzInput, idSpace: Int) -> (Layout, ModelLayout)
         do { try builder.setTrailingPadding(stack.trailingPadding) } catch { return nil }
     }
     guard let layout = try? builder.build() else { return nil }
-    trace("layout \(layout.count) items: " + (0..<layout.count).map { "\(model.ids[$0]) \(layout.rects[$0]) \(model.reuse[model.ids[$0]] ?? "-")\(model.sticky.contains(model.ids[$0]) ? " sticky" : "")" }.joined(separator: "; "))
+    trace("layout \(layout.count) items, content \(layout.contentSize): " + (0..<layout.count).map { "\(model.ids[$0]) \(layout.rects[$0]) \(model.reuse[model.ids[$0]] ?? "-")\(model.sticky.contains(model.ids[$0]) ? " sticky" : "")" }.joined(separator: "; "))
     // The builder keeps the items in the order given, with the ids given.
     require(layout.count == model.ids.count, "layout has \(layout.count) items, the specs \(model.ids.count)")
     for (k, id) in model.ids.enumerated() { require(layout.id(at: k) == id, "item \(k) is \(layout.id(at: k)), not \(id)") }
