@@ -20,3 +20,14 @@ public func eventually(within seconds: Double = 5, every interval: Double = 0.01
         usleep(useconds_t(interval * 1_000_000))
     }
 }
+
+/// How much slower than a normal debug build the tests run: 10 under ThreadSanitizer
+/// (`scripts/tsan.sh` builds with `-DVIEWPORTD_TSAN`), else 1. Time bounds that check a cost
+/// (not a hang) scale by it.
+public let sanitizerSlowdown: Double = {
+    #if VIEWPORTD_TSAN
+    return 10
+    #else
+    return 1
+    #endif
+}()

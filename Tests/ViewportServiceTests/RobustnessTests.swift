@@ -315,7 +315,7 @@ import ViewportTestSupport
 @Suite struct AmplificationTests {
     @Test func aTinyGeneratedLayoutOfZeroSizeItemsCannotForceAHugePlan() throws {
         try withService({ $0.sessions.maxViews = 1000 }) { service in
-            let client = try service.connect()
+            let client = try service.connect(timeout: 5 * sanitizerSlowdown)
             // ~100 bytes that would materialize 100,000 items at once.
             let body = #"{"layout":{"sections":[{"id":"z","list":{"count":100000,"size":[0,0]}}]},"viewport":[10,10]}"#
             let problem = try client.post("/v1/sessions", body).problem(422)
