@@ -173,8 +173,9 @@ public struct LayoutBuilder: Sendable {
     /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
     /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size. Generated
     /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
-    /// sent one by one get the same id.
-    private static func digest(of layout: Layout) -> String {
+    /// sent one by one get the same id. `package` for viewport-bench, which times it alone.
+    /// - Complexity: O(n) for n items (every id, rect and reuse name is hashed).
+    package static func digest(of layout: Layout) -> String {
         var sha = SHA256()
         var scratch: [UInt8] = []
         scratch.reserveCapacity(1 << 16)
