@@ -23,6 +23,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // SHA-256 for content-addressed layout ids, SHA-1 for the WebSocket handshake.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         .package(
             url: "https://github.com/apple/swift-configuration", from: "1.4.0",
             traits: ["JSON", "CommandLineArguments"]
@@ -36,12 +39,17 @@ let package = Package(
         ),
         .target(
             name: "ViewportCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m")]
         ),
         .target(
             name: "ViewportHTTP",
-            dependencies: ["CMicroHTTPD"],
+            dependencies: [
+                "CMicroHTTPD",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

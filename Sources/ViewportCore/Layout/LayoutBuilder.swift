@@ -1,3 +1,5 @@
+import Crypto
+
 /// Collects items one by one (as a decoder reads them) and validates them into a `Layout`.
 ///
 /// Validation happens as items arrive, so a bad item fails fast with its position and id.
@@ -170,17 +172,18 @@ public struct LayoutBuilder: Sendable {
         return known
     }
 
-    /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
-    /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size. Generated
-    /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
-    /// sent one by one get the same id. `package` for viewport-bench, which times it alone.
+    /// SHA-256 (swift-crypto) over a canonical serialization: per item its id (length-prefixed),
+    /// rect (IEEE bits, -0 as 0) and reuse name (length-prefixed, empty for none), then the content
+    /// size. Generated items are serialized like explicit ones, so a layout sent as `sections` and
+    /// the same items sent one by one get the same id (LayoutDigestTests pins known ids).
+    /// `package` for viewport-bench, which times it alone.
     /// - Complexity: O(n) for n items (every id, rect and reuse name is hashed).
     package static func digest(of layout: Layout) -> String {
-        var sha = SHA256()
+        var sha = Crypto.SHA256()
         var scratch: [UInt8] = []
         scratch.reserveCapacity(1 << 16)
         func flush() {
-            scratch.withUnsafeBytes { sha.update($0) }
+            scratch.withUnsafeBytes { sha.update(bufferPointer: $0) }
             scratch.removeAll(keepingCapacity: true)
         }
         func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { scratch.append(contentsOf: $0) } }
