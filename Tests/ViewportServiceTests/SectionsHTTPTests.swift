@@ -85,7 +85,7 @@ import ViewportTestSupport
         return (json, items, [max(0, maxX) + insets[3], max(0, maxY) + insets[2]])
     }
 
-    @Test(arguments: 0..<6)
+    @Test(arguments: 0..<16)
     func generatedLayoutsOverHTTPPlaceItemsAsDerivedAndFollowEveryPlanRule(seed: Int) throws {
         try withService { service in
             let client = try service.connect()
