@@ -84,6 +84,14 @@ let indexSeconds = now() - t0
 specs = []
 
 line("layout build (validate, ids, digest, index)", "\(fmt(layoutSeconds * 1000, 1)) ms")
+// The content-addressed id alone (SHA-256 over the canonical serialization), best of 5.
+var digestSeconds = Double.infinity
+for _ in 0..<5 {
+    let start = now()
+    precondition(LayoutBuilder.digest(of: layout) == layout.digest)
+    digestSeconds = min(digestSeconds, now() - start)
+}
+line("layout digest alone (best of 5)", "\(fmt(digestSeconds * 1000, 1)) ms  (\(fmt(Double(count) / digestSeconds / 1e6, 2)) M items/s)")
 line("index build alone", "\(fmt(indexSeconds * 1000, 1)) ms  (\(index.count) rects)")
 line("bytes per item (heap, whole layout)", fmt(Double(layoutBytes) / Double(count), 1))
 line("bytes per item (layout.memoryBytes)", fmt(Double(layout.memoryBytes) / Double(count), 1))

@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// The binary form of layouts (what a shared store keeps): exact round trips, compactness, and
 /// refusal of anything else.

@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// Session snapshots: a session restored from one continues exactly as the original (same plans,
 /// same state), whatever it has been through.

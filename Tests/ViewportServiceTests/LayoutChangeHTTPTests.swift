@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ViewportService
+import ViewportTestSupport
 
 /// A client keyed by item ids, so it follows a session across layouts; it checks every plan
 /// against API.md "Plans" and "Layout changes" computed by brute force: items matched by id keep
@@ -345,7 +346,7 @@ struct IDModel {
             let path = "/v1/sessions/\(s)/layout"
             // Unknown layout id in the body: 422 naming it.
             let unknown = try put(client, s, #"{"layout":"0000000000000000000000000000000000000000000000000000000000000000"}"#).problem(422)
-            #expect((unknown["detail"] as? String ?? "").contains("layout"))
+            #expect(names(unknown, "layout", value: "0000000000000000000000000000000000000000000000000000000000000000"))
             // Bad bodies.
             _ = try put(client, s, #"{"layout":"\#(la)","anchor":"top"}"#).problem(400)
             _ = try put(client, s, #"{"layout":"\#(la)","anchr":"visible"}"#).problem(400)
@@ -400,7 +401,7 @@ struct IDModel {
             let la = try client.postLayout(layoutJSON(pages))
             let s = try client.openSession(#"{"layout":"\#(la)","viewport":[100,100],"buffer":50,"loop":true,"paging":{"mode":"page","axis":"x"}}"#).id
             let problem = try put(client, s, #"{"layout":\#(layoutJSON(Array(pages.prefix(4))))}"#).problem(422)
-            #expect((problem["detail"] as? String ?? "").contains("layout"))
+            #expect(names(problem, "layout"), "\(problem)")
             let state = try client.state(s)
             #expect(state.int("seq") == 0 && state["layout"] as? String == la)
             #expect(try client.get("/v1/layouts/\(la)").json.int("sessions") == 1)

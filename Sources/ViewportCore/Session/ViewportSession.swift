@@ -371,11 +371,17 @@ public struct ViewportSession: Sendable {
 
     // MARK: Planning
 
+    /// Caps by class, for the current layout's identifiers and those kept from earlier layouts
+    /// (`extraReuseNames`: a per-identifier cap holds for its pool after a layout change too).
     mutating func resolveCaps() {
         defaultCap = poolCaps.max
         capByClass = [:]
         for (name, cap) in poolCaps.perReuse {
-            if let c = layout.reuseClass(named: name) { capByClass[c] = cap }
+            if let c = layout.reuseClass(named: name) {
+                capByClass[c] = cap
+            } else if let k = extraReuseNames.firstIndex(of: name) {
+                capByClass[layout.reuseNames.count + k] = cap
+            }
         }
     }
 
