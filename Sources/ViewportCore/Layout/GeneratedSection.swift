@@ -22,21 +22,45 @@ public struct GeneratedSection: Hashable, Sendable {
     public let id: String
     public let count: Int
     public let shape: Shape
-    public let origin: Point
+    public private(set) var origin: Point
     /// Reuse class in the layout, -1 for none.
     let reuseClass: Int32
     /// The largest `x + width` and `y + height` of its items (the origin when it has none),
-    /// measured once: O(n) for a list with a size per item.
+    /// measured once: O(n) for a list with a size per item. For a movable section: its origin
+    /// plus `relativeFar`.
     private(set) var farCorner: Point
+    /// Movable sections (those of a layout with stacks, which move when a stack above them
+    /// changes): the far corner measured at the origin `(0, 0)`.
+    private(set) var relativeFar: Point?
 
-    init(id: String, count: Int, shape: Shape, origin: Point, reuseClass: Int32) {
+    /// A section at `origin`. A `movable` one measures its extent once at the origin (0, 0) and
+    /// takes its far corner as `origin + extent`, so `moved(to:)` is O(1) and a section moved
+    /// there has the far corner of one built there (PATCH and a layout posted again agree).
+    init(id: String, count: Int, shape: Shape, origin: Point, reuseClass: Int32, movable: Bool = false) {
         self.id = id
         self.count = count
         self.shape = shape
-        self.origin = origin
+        self.origin = movable ? .zero : origin
         self.reuseClass = reuseClass
-        self.farCorner = origin
+        self.farCorner = self.origin
+        self.relativeFar = nil
         self.farCorner = measureFarCorner()
+        if movable {
+            // Measured at (0, 0): the extent itself.
+            relativeFar = farCorner
+            self.origin = origin
+            farCorner = Point(x: origin.x + farCorner.x, y: origin.y + farCorner.y)
+        }
+    }
+
+    /// The same section at another origin (a movable one: see `init`).
+    /// - Complexity: O(1).
+    func moved(to newOrigin: Point) -> GeneratedSection {
+        var copy = self
+        copy.origin = newOrigin
+        let extent = relativeFar ?? Point(x: farCorner.x - origin.x, y: farCorner.y - origin.y)
+        copy.farCorner = Point(x: newOrigin.x + extent.x, y: newOrigin.y + extent.y)
+        return copy
     }
 
     /// The rect of item `k` (0 ≤ k < count).

@@ -12,7 +12,12 @@ public struct LayoutBuilder: Sendable {
     private let maxItems: Int
     /// Runs of explicit items and generated sections; only kept once a section is generated.
     private var segments: [LayoutSegment] = []
+    /// Items of generated, stack and placed sections.
     private var generatedCount = 0
+    private var stacks: [LayoutStack] = []
+    private var placed: [PlacedSection] = []
+    /// Set for a layout with stacks (see `SectionStack`).
+    private var geometry: (axis: Axis, insets: Insets, spacing: Double)?
     /// Sticky items with their top edges.
     private var sticky: [(item: Int, top: Double)] = []
     /// Added to the items' extent for the default content size (a section stack's trailing insets).
@@ -29,11 +34,21 @@ public struct LayoutBuilder: Sendable {
     /// Items so far, explicit and generated.
     public var count: Int { rects.count + generatedCount }
 
+    /// Marks the layout as one with stacks: its sections are laid out by a `SectionStack` along
+    /// `axis`, and kept movable (see `appendStack`).
+    public mutating func setStackGeometry(axis: Axis, insets: Insets, spacing: Double) {
+        geometry = (axis, insets, spacing)
+    }
+
     /// Adds an item given its id as UTF-8 bytes. `reuse` nil or empty: the view is never reused.
     /// A `sticky` item is a section header that pins to the top while its section is on screen.
     public mutating func append<ID: Collection<UInt8>>(idUTF8 id: ID, rect: Rect, reuse: String?, sticky: Bool = false) throws(LayoutError) {
         let index = count
         guard index < maxItems else { throw .tooManyItems(count: index + 1, limit: maxItems) }
+        // Explicit items keep absolute rects, which could not follow an edited stack.
+        guard stacks.isEmpty && placed.isEmpty else {
+            throw .invalidSection(field: "items[\(index)]", reason: "items after a stack go in an items section (appendPlacedSection)")
+        }
         let length = id.count
         guard length > 0 else { throw .emptyID(index: index) }
         guard length <= Layout.maxIDBytes else { throw .idTooLong(index: index, bytes: length) }
@@ -66,7 +81,7 @@ public struct LayoutBuilder: Sendable {
     /// Returns the section's far corner (its largest `x + width` and `y + height`).
     @discardableResult
     public mutating func appendSection(
-        id: String, count: Int, shape: GeneratedSection.Shape, origin: Point, reuse: String?
+        id: String, count: Int, shape: GeneratedSection.Shape, origin: Point, reuse: String?, movable: Bool = false
     ) throws(LayoutError) -> Point {
         let field = "sections[\(id)]"
         guard !id.isEmpty else { throw .invalidSection(field: field, reason: "id must not be empty") }
@@ -83,7 +98,7 @@ public struct LayoutBuilder: Sendable {
         if segments.isEmpty && !rects.isEmpty {
             segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
         }
-        let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse))
+        let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse), movable: movable)
         if count > 0 {
             // The far corner, not just the last item: a grid's last column may be in an earlier row.
             guard section.farCorner.isFinite else {
@@ -92,6 +107,111 @@ public struct LayoutBuilder: Sendable {
         }
         segments.append(.generated(start: self.count, section: section))
         generatedCount += count
+        return section.farCorner
+    }
+
+    /// Adds a stack section (API.md "Stacks"): its items' ids go into the id table (their uids
+    /// are their positions there), their sizes into a `StackSection` at `origin` flowing along
+    /// `axis`. `field` names the section in errors (`sections[2]`). Returns where the next
+    /// section starts along the axis: the origin plus the longest lane.
+    /// - Complexity: O(n log lanes) for n items.
+    public mutating func appendStack(
+        id: String, spec: StackSpec, origin: Point, axis: Axis, reuse: String?, field: String
+    ) throws(LayoutError) -> Double {
+        guard !id.isEmpty else { throw .invalidSection(field: field + ".id", reason: "must not be empty") }
+        let n = spec.items.count
+        guard n <= maxItems - count else { throw .tooManyItems(count: count + n, limit: maxItems) }
+        // Uids are Int32: keep the table and a session's inserts well inside.
+        guard ids.count + n <= Self.maxStackUID else { throw .tooManyItems(count: count + n, limit: Self.maxStackUID) }
+        guard origin.isFinite else { throw .invalidSection(field: field, reason: "its position is not finite") }
+        let storageStart = ids.count
+        let sectionClass = reuseClass(for: reuse)
+        var items: [StackSection.Item] = []
+        items.reserveCapacity(n)
+        ids.reserve(items: ids.count + n, bytes: ids.bytes.count + n * 8)
+        for k in 0..<n {
+            let item = spec.items[k]
+            var id = item.id
+            let length = id.utf8.count
+            guard length > 0 else { throw .invalidSection(field: "\(field).stack.items[\(k)].id", reason: "must not be empty") }
+            guard length <= Layout.maxIDBytes else {
+                throw .invalidSection(field: "\(field).stack.items[\(k)].id", reason: "\(length) bytes of UTF-8, at most \(Layout.maxIDBytes) allowed")
+            }
+            id.withUTF8 { ids.append($0) }
+            let itemClass: Int32? = item.reuse.map { reuseClass(for: $0) }
+            items.append(StackSection.Item(uid: Int32(storageStart + k), size: item.size, reuseClass: itemClass, lane: item.lane))
+        }
+        let section: StackSection
+        do {
+            section = try StackSection(
+                origin: origin, axis: axis, spacing: spec.spacing, lanes: spec.lanes, laneSize: spec.laneSize, estimate: spec.estimate,
+                reuseClass: sectionClass, items: items)
+        } catch {
+            throw .invalidSection(field: "\(field).stack.\(error.field)", reason: error.reason + Self.itemNote(error.field, spec.items))
+        }
+        if geometry == nil { geometry = (axis, .zero, 0) }
+        let stack = LayoutStack(id: id, section: section, storageStart: storageStart, builtCount: n)
+        guard stack.far.isFinite, section.farCorner.isFinite else {
+            throw .invalidSection(field: field, reason: "its items reach beyond the largest finite coordinate")
+        }
+        if segments.isEmpty && !rects.isEmpty {
+            segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
+        }
+        segments.append(.stack(start: count, count: n, stack: stacks.count))
+        stacks.append(stack)
+        generatedCount += n
+        return stack.far
+    }
+
+    /// The largest uid of a stack item: uids are `Int32`, and a session's inserted items take
+    /// uids above the table's.
+    public static let maxStackUID = Int(Int32.max) / 2
+
+    /// ` (item "id")` when `field` names a stack's item (`items[3].size`).
+    private static func itemNote(_ field: String, _ items: [StackSpec.Item]) -> String {
+        guard field.hasPrefix("items["), let close = field.firstIndex(of: "]"),
+            let k = Int(field[field.index(field.startIndex, offsetBy: 6)..<close]), items.indices.contains(k)
+        else { return "" }
+        return " (item \"\(items[k].id)\")"
+    }
+
+    /// Adds an `items` section of a layout with stacks: its items keep their rects relative to
+    /// `origin` (see `PlacedSection`). Returns its far corner (origin plus its items' extent).
+    /// - Complexity: O(n log n) (its R-tree).
+    public mutating func appendPlacedSection(id: String?, items: [SectionSpec.Item], origin: Point) throws(LayoutError) -> Point {
+        guard items.count <= maxItems - count else { throw .tooManyItems(count: count + items.count, limit: maxItems) }
+        let storageStart = ids.count
+        var relative = ContiguousArray<Rect>()
+        var classes = ContiguousArray<Int32>()
+        var stickyIndices: [Int] = []
+        relative.reserveCapacity(items.count)
+        for (k, item) in items.enumerated() {
+            let index = count + k
+            let length = item.id.utf8.count
+            guard length > 0 else { throw .emptyID(index: index) }
+            guard length <= Layout.maxIDBytes else { throw .idTooLong(index: index, bytes: length) }
+            let r = item.rect
+            guard r.isFinite else { throw .nonFiniteRect(index: index, id: item.id) }
+            guard r.width >= 0, r.height >= 0 else { throw .negativeSize(index: index, id: item.id) }
+            let placed = Rect(x: origin.x + r.x, y: origin.y + r.y, width: r.width, height: r.height)
+            guard (placed.x + placed.width).isFinite, (placed.y + placed.height).isFinite, (r.x + r.width).isFinite, (r.y + r.height).isFinite
+            else { throw .extentOverflow(index: index, id: item.id) }
+            ids.append(item.id.utf8)
+            relative.append(r)
+            classes.append(reuseClass(for: item.reuse))
+            if item.sticky {
+                stickyIndices.append(k)
+                sticky.append((index, placed.y))
+            }
+        }
+        let section = PlacedSection(id: id, origin: origin, rects: relative, reuseClasses: classes, sticky: stickyIndices, storageStart: storageStart)
+        guard section.farCorner.isFinite else { throw .invalidSection(field: "sections[\(id ?? "")]", reason: "its items reach beyond the largest finite coordinate") }
+        if segments.isEmpty && !rects.isEmpty {
+            segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
+        }
+        segments.append(.placed(start: count, count: items.count, section: placed.count))
+        placed.append(section)
+        generatedCount += items.count
         return section.farCorner
     }
 
@@ -111,7 +231,13 @@ public struct LayoutBuilder: Sendable {
     /// - Complexity: O(n log n).
     public consuming func build() throws(LayoutError) -> Layout {
         if let (first, second) = ids.buildLookup() {
-            throw .duplicateID(id: ids.string(at: second), first: first, second: second)
+            // Table positions are layout positions but for stack and placed items: translate.
+            let provisional = Layout(
+                ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
+                stickyItems: [], reuseNames: reuseNames, contentSize: .zero, hasExplicitContentSize: false, digest: "", index: nil)
+            throw .duplicateID(
+                id: ids.string(at: second), first: provisional.position(ofStorage: first) ?? first,
+                second: provisional.position(ofStorage: second) ?? second)
         }
         var maxX = 0.0
         var maxY = 0.0
@@ -120,13 +246,24 @@ public struct LayoutBuilder: Sendable {
             maxY = max(maxY, r.y + r.height)
         }
         var sectionIDs: [String: Int] = [:]
-        for case .generated(let start, let section) in segments {
-            if let other = sectionIDs[section.id] {
-                throw .invalidSection(field: "sections[\(section.id)]", reason: "the id is already used by the section at item \(other)")
+        for segment in segments {
+            let id: String
+            let far: Point
+            switch segment {
+            case .generated(_, let section): (id, far) = (section.id, section.farCorner)
+            case .stack(_, _, let k): (id, far) = (stacks[k].id, stacks[k].section.farCorner)
+            case .placed(_, _, let k):
+                maxX = max(maxX, placed[k].farCorner.x)
+                maxY = max(maxY, placed[k].farCorner.y)
+                continue
+            case .explicit: continue
             }
-            sectionIDs[section.id] = start
-            maxX = max(maxX, section.farCorner.x)
-            maxY = max(maxY, section.farCorner.y)
+            if let other = sectionIDs[id] {
+                throw .invalidSection(field: "sections[\(id)]", reason: "the id is already used by the section at item \(other)")
+            }
+            sectionIDs[id] = segment.start
+            maxX = max(maxX, far.x)
+            maxY = max(maxY, far.y)
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
@@ -135,18 +272,20 @@ public struct LayoutBuilder: Sendable {
         }
         let stickyByTop = sticky.sorted { ($0.top, $0.item) < ($1.top, $1.item) }.map(\.item)
         // Without an index yet: it serves ids, rects and reuse classes to the checks and the digest.
+        let sectionGeometry = geometry.map {
+            SectionGeometry(axis: $0.axis, insets: $0.insets, spacing: $0.spacing, givenContentSize: contentSize)
+        }
         let provisional = Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
-            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "", index: nil)
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
+            stickyItems: stickyByTop, reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "",
+            index: nil, geometry: sectionGeometry)
         // An explicit id that spells a generated one ("feed-3") would name two items.
-        if !sectionIDs.isEmpty {
-            for run in provisional.explicitRuns {
-                for j in 0..<run.count {
-                    let k = run.storageStart + j
-                    guard let generated = ids.withBytes(at: k, { provisional.generatedItem(withIDBytes: $0) }) else { continue }
-                    let position = run.start + j
-                    throw .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
-                }
+        if !provisional.generatedSections.isEmpty {
+            for k in 0..<ids.count {
+                guard let generated = ids.withBytes(at: k, { provisional.generatedItem(withIDBytes: $0) }),
+                    let position = provisional.position(ofStorage: k)
+                else { continue }
+                throw .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
             }
         }
         // The digest and the index are independent: make them on two cores.
@@ -154,9 +293,9 @@ public struct LayoutBuilder: Sendable {
             { Self.digest(of: provisional) },
             { [rects, segments] in Layout.makeIndex(rects: rects, segments: segments) })
         return Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
-            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
-            digest: digest, index: index)
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
+            stickyItems: stickyByTop, reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
+            digest: digest, index: index, geometry: sectionGeometry)
     }
 
     private mutating func reuseClass(for name: String?) -> Int32 {
@@ -189,17 +328,13 @@ public struct LayoutBuilder: Sendable {
         func put(_ d: Double) { put((d == 0 ? 0 : d).bitPattern) }
         let nameBytes = layout.reuseNames.map { Array($0.utf8) }
         put(UInt64(layout.count))
-        for i in 0..<layout.count {
-            layout.withIDBytes(at: i) { id in
-                put(UInt32(id.count))
-                scratch.append(contentsOf: id)
-            }
-            let r = layout.rect(at: i)
+        layout.forEachInOrder { _, r, c, id in
+            put(UInt32(id.count))
+            scratch.append(contentsOf: id)
             put(r.x)
             put(r.y)
             put(r.width)
             put(r.height)
-            let c = layout.reuseClass(of: i)
             if c < 0 {
                 put(UInt32(0))
             } else {

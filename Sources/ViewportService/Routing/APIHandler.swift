@@ -413,6 +413,7 @@ extension Error {
             switch session {
             case .invalid: return .invalid(session.description)
             case .sequenceConflict(let current, _): return .sequenceConflict(current: current, detail: session.description)
+            case .tooLarge: return .tooLarge(session.description)
             }
         }
         return .badRequest(String(describing: self))
