@@ -14,7 +14,8 @@ public struct GeneratedSection: Hashable, Sendable {
         case list(axis: Axis, size: Size, spacing: Double)
         /// Item starts along the axis, relative to the origin (prefix sums), sizes, and the longest
         /// size along the axis (bounds the backward search of a query).
-        case sizedList(axis: Axis, starts: [Double], sizes: [Size], longest: Double)
+        /// `spacing` is kept to write the section out again.
+        case sizedList(axis: Axis, starts: [Double], sizes: [Size], longest: Double, spacing: Double = 0)
         case grid(rowsAlong: Axis, columns: Int, itemSize: Size, spacing: Size)
     }
 
@@ -72,7 +73,7 @@ public struct GeneratedSection: Hashable, Sendable {
             return axis == .y
                 ? Rect(x: origin.x, y: origin.y + main, width: size.width, height: size.height)
                 : Rect(x: origin.x + main, y: origin.y, width: size.width, height: size.height)
-        case .sizedList(let axis, let starts, let sizes, _):
+        case .sizedList(let axis, let starts, let sizes, _, _):
             let size = sizes[k]
             return axis == .y
                 ? Rect(x: origin.x, y: origin.y + starts[k], width: size.width, height: size.height)
@@ -123,7 +124,7 @@ public struct GeneratedSection: Hashable, Sendable {
             let (first, last) = Self.range(low: low, high: high, length: axis.component(of: size), step: axis.component(of: size) + spacing, count: count)
             guard first <= last else { return }
             for k in first...last { body(k) }
-        case .sizedList(let axis, let starts, let sizes, let longest):
+        case .sizedList(let axis, let starts, let sizes, let longest, _):
             let (low, high) = axis == .y ? (minY - origin.y, maxY - origin.y) : (minX - origin.x, maxX - origin.x)
             // The first item starting after `high` ends the run; items are in order along the axis.
             var lo = 0

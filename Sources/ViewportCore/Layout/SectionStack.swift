@@ -78,7 +78,7 @@ public struct SectionStack: Sendable {
                 position += along.component(of: size) + gap
                 longest = max(longest, along.component(of: size))
             }
-            (shape, count) = (.sizedList(axis: along, starts: starts, sizes: sizes, longest: longest), sizes.count)
+            (shape, count) = (.sizedList(axis: along, starts: starts, sizes: sizes, longest: longest, spacing: gap), sizes.count)
         case .grid(let columns, let n, let itemSize, let gap):
             try check(count: n)
             guard columns >= 1 else { throw .invalidSection(field: "\(field).columns", reason: "must be at least 1") }

@@ -103,7 +103,7 @@ final class APIHandler: HTTPHandler {
             throw problem
         }
         let media = MediaType(contentType: head.header("Content-Type"))
-        if head.method == "POST" || head.method == "PUT" {
+        if head.method == "POST" || head.method == "PUT" || head.method == "PATCH" {
             let acceptsStream = route.isSessionViewport
             if case .other(let given) = media {
                 throw Problem(status: 415, detail: "Content-Type \(given) is not supported; send application/json\(acceptsStream ? " or application/x-ndjson" : "")")
@@ -140,6 +140,18 @@ final class APIHandler: HTTPHandler {
             // that removes it answers 204, like a DELETE that comes after.
             guard sessions.remove(id) != nil else { throw Problem.notFound("session \(id) does not exist or has expired") }
             return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
+        case (.sessionLayout(let id), "GET"):
+            return .respond(record(try getSessionLayout(session, id: id), head: head, route: label, started: started))
+        case (.sessionLayout, "PATCH"):
+            guard let session else { throw Problem.notFound("session does not exist") }
+            return collect(head, route: label, started: started) { body in
+                let request = try body.withUnsafeBytes { bytes throws(Problem) in
+                    do { return try LayoutEditRequest.decode(bytes) } catch { throw error.problem }
+                }
+                var w = JSONWriter(capacity: 1024)
+                try self.applyEdit(request, to: session, into: &w)
+                return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
+            }
         case (.sessionLayout, _):
             guard let session else { throw Problem.notFound("session does not exist") }
             return collect(head, route: label, started: started) { try self.changeLayout(of: session, body: $0) }
@@ -355,6 +367,45 @@ final class APIHandler: HTTPHandler {
         let (plan, layout, applied) = try outcome.get()
         if applied { count(plan) }
         PlanEncoder.encode(plan, layout: layout, into: &w)
+    }
+
+    /// Applies one edit of a session's layout (PATCH, or a stream's `patch`) under the session's
+    /// lock and writes the plan.
+    func applyEdit(_ request: LayoutEditRequest, to handle: SessionHandle, into w: inout JSONWriter) throws(Problem) {
+        let outcome: Result<(Plan, Layout, Bool), Problem> = handle.state.withLock { state in
+            guard !state.closed else { return .failure(.notFound("session \(handle.id) does not exist or has expired")) }
+            let before = state.session.seq
+            do {
+                let plan = try state.session.apply(request.edit, anchor: request.anchor, seq: request.seq, maxItems: maxItems)
+                return .success((plan, state.session.layout, state.session.seq != before))
+            } catch {
+                return .failure(error.problem)
+            }
+        }
+        handle.touch()
+        let (plan, layout, applied) = try outcome.get()
+        if applied { count(plan) }
+        PlanEncoder.encode(plan, layout: layout, into: &w)
+    }
+
+    /// Applies one line of a stream or one WebSocket message: an update or an edit.
+    func apply(_ message: StreamMessage, to handle: SessionHandle, into w: inout JSONWriter) throws(Problem) {
+        switch message {
+        case .update(let update): try apply(update, to: handle, into: &w)
+        case .patch(let edit): try applyEdit(edit, to: handle, into: &w)
+        }
+    }
+
+    /// `GET /v1/sessions/{id}/layout`: the session's current layout (LayoutEncoder), written
+    /// outside the session's lock (a layout version never changes).
+    private func getSessionLayout(_ handle: SessionHandle?, id: String) throws(Problem) -> HTTPResponse {
+        guard let handle else { throw Problem.notFound("session \(id) does not exist or has expired") }
+        let layout: Layout? = handle.state.withLock { $0.closed ? nil : $0.session.layout }
+        guard let layout else { throw Problem.notFound("session \(id) does not exist or has expired") }
+        handle.touch()
+        var w = JSONWriter(capacity: 64 + layout.count * 24)
+        LayoutEncoder.encode(layout, into: &w)
+        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
     }
 
     private func count(_ plan: Plan) {

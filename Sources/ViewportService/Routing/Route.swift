@@ -87,7 +87,7 @@ enum Route: Equatable, Sendable {
         case .healthz, .metrics, .openapi, .clientModule, .demo, .layout, .sessionSocket: return ["GET"]
         case .layouts, .sessions, .sessionViewport: return ["POST"]
         case .session: return ["GET", "DELETE"]
-        case .sessionLayout: return ["PUT"]
+        case .sessionLayout: return ["GET", "PUT", "PATCH"]
         }
     }
 }
