@@ -39,9 +39,29 @@ extension Layout {
             }
             return
         }
-        var cursor = OrderCursor(self)
-        while let next = cursor.next() {
-            withIDBytes(of: next) { body(next.item, next.rect, next.reuseClass, $0) }
+        for segment in segments {
+            switch segment {
+            case .explicit(let start, let storageStart, let count):
+                for k in 0..<count {
+                    let j = storageStart + k
+                    ids.withBytes(at: j) { body(start + k, explicitRects[j], Int(reuseClasses[j]), $0) }
+                }
+            case .generated(let start, let section):
+                for k in 0..<section.count {
+                    Self.withGeneratedID(section: section.id, k) { body(start + k, section.rect(k), Int(section.reuseClass), $0) }
+                }
+            case .placed(let start, let count, let p):
+                let section = placedSections[p]
+                for k in 0..<count {
+                    ids.withBytes(at: section.storageStart + k) { body(start + k, section.rect(k), Int(section.reuseClasses[k]), $0) }
+                }
+            case .stack(let start, _, let s):
+                let section = stacks[s].section
+                let placement = section.placement
+                section.tree.forEach { rank, entry, startLength in
+                    withIDBytes(uid: entry.uid) { body(start + rank, placement.rect(of: entry, start: startLength), Int(entry.reuseClass), $0) }
+                }
+            }
         }
     }
 

@@ -230,15 +230,8 @@ public struct LayoutBuilder: Sendable {
     /// Validates ids for uniqueness and builds the layout with its index and digest.
     /// - Complexity: O(n log n).
     public consuming func build() throws(LayoutError) -> Layout {
-        if let (first, second) = ids.buildLookup() {
-            // Table positions are layout positions but for stack and placed items: translate.
-            let provisional = Layout(
-                ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
-                stickyItems: [], reuseNames: reuseNames, contentSize: .zero, hasExplicitContentSize: false, digest: "", index: nil)
-            throw .duplicateID(
-                id: ids.string(at: second), first: provisional.position(ofStorage: first) ?? first,
-                second: provisional.position(ofStorage: second) ?? second)
-        }
+        // The cheap checks first; their error is thrown after the id check, which comes first.
+        var failure: LayoutError?
         var maxX = 0.0
         var maxY = 0.0
         for r in rects {
@@ -258,20 +251,21 @@ public struct LayoutBuilder: Sendable {
                 continue
             case .explicit: continue
             }
-            if let other = sectionIDs[id] {
-                throw .invalidSection(field: "sections[\(id)]", reason: "the id is already used by the section at item \(other)")
+            if let other = sectionIDs[id], failure == nil {
+                failure = .invalidSection(field: "sections[\(id)]", reason: "the id is already used by the section at item \(other)")
             }
-            sectionIDs[id] = segment.start
+            sectionIDs[id] = sectionIDs[id] ?? segment.start
             maxX = max(maxX, far.x)
             maxY = max(maxY, far.y)
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
-        guard size.isFinite else {
-            throw .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
+        if !size.isFinite && failure == nil {
+            failure = .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
         }
         let stickyByTop = sticky.sorted { ($0.top, $0.item) < ($1.top, $1.item) }.map(\.item)
-        // Without an index yet: it serves ids, rects and reuse classes to the checks and the digest.
+        // Without an index or id lookup yet: it serves ids, rects and reuse classes to the checks
+        // and the digest.
         let sectionGeometry = geometry.map {
             SectionGeometry(axis: $0.axis, insets: $0.insets, spacing: $0.spacing, givenContentSize: contentSize)
         }
@@ -280,20 +274,36 @@ public struct LayoutBuilder: Sendable {
             stickyItems: stickyByTop, reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "",
             index: nil, geometry: sectionGeometry)
         // An explicit id that spells a generated one ("feed-3") would name two items.
-        if !provisional.generatedSections.isEmpty {
+        if !provisional.generatedSections.isEmpty && failure == nil {
             for k in 0..<ids.count {
                 guard let generated = ids.withBytes(at: k, { provisional.generatedItem(withIDBytes: $0) }),
                     let position = provisional.position(ofStorage: k)
                 else { continue }
-                throw .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
+                failure = .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
+                break
             }
         }
-        // The digest and the index are independent: make them on two cores.
-        let (digest, index) = Parallel.both(
+        func duplicate(_ pair: (Int, Int), in table: ItemIDTable) -> LayoutError {
+            // Table positions are layout positions but for stack and placed items: translate.
+            .duplicateID(
+                id: table.string(at: pair.1), first: provisional.position(ofStorage: pair.0) ?? pair.0,
+                second: provisional.position(ofStorage: pair.1) ?? pair.1)
+        }
+        if let failure {
+            if let pair = ids.buildLookup() { throw duplicate(pair, in: ids) }
+            throw failure
+        }
+        // The digest, and the id lookup then the index, are independent: make them on two cores.
+        let (digest, (table, duplicatePair, index)) = Parallel.both(
             { Self.digest(of: provisional) },
-            { [rects, segments] in Layout.makeIndex(rects: rects, segments: segments) })
+            { [ids, rects, segments] in
+                var table = ids
+                let pair = table.buildLookup()
+                return (table, pair, pair == nil ? Layout.makeIndex(rects: rects, segments: segments) : nil)
+            })
+        if let duplicatePair { throw duplicate(duplicatePair, in: table) }
         return Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
+            ids: table, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
             stickyItems: stickyByTop, reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
             digest: digest, index: index, geometry: sectionGeometry)
     }
@@ -317,35 +327,28 @@ public struct LayoutBuilder: Sendable {
     /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
     /// sent one by one get the same id.
     private static func digest(of layout: Layout) -> String {
-        var sha = SHA256()
-        var scratch: [UInt8] = []
-        scratch.reserveCapacity(1 << 16)
-        func flush() {
-            scratch.withUnsafeBytes { sha.update($0) }
-            scratch.removeAll(keepingCapacity: true)
-        }
-        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { scratch.append(contentsOf: $0) } }
-        func put(_ d: Double) { put((d == 0 ? 0 : d).bitPattern) }
+        var w = DigestWriter()
+        defer { w.deallocate() }
         let nameBytes = layout.reuseNames.map { Array($0.utf8) }
-        put(UInt64(layout.count))
+        w.u64(UInt64(layout.count))
         layout.forEachInOrder { _, r, c, id in
-            put(UInt32(id.count))
-            scratch.append(contentsOf: id)
-            put(r.x)
-            put(r.y)
-            put(r.width)
-            put(r.height)
+            w.ensure(4 + id.count + 32 + 4)
+            w.u32(UInt32(id.count))
+            w.bytes(id)
+            w.double(r.x)
+            w.double(r.y)
+            w.double(r.width)
+            w.double(r.height)
             if c < 0 {
-                put(UInt32(0))
+                w.u32(0)
             } else {
-                put(UInt32(nameBytes[c].count))
-                scratch.append(contentsOf: nameBytes[c])
+                w.u32(UInt32(nameBytes[c].count))
+                nameBytes[c].withUnsafeBytes { w.bytes($0) }
             }
-            if scratch.count >= 1 << 16 - 600 { flush() }
         }
-        put(layout.contentSize.width)
-        put(layout.contentSize.height)
-        flush()
+        w.double(layout.contentSize.width)
+        w.double(layout.contentSize.height)
+        var sha = w.finish()
         let hex = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         for byte in sha.finalize().prefix(16) {
@@ -354,4 +357,59 @@ public struct LayoutBuilder: Sendable {
         }
         return String(decoding: out, as: UTF8.self)
     }
+}
+
+/// Feeds SHA-256 through a 64 KiB buffer written with plain stores (appending to an array field
+/// by field was a quarter of a million-item digest).
+struct DigestWriter {
+    private var sha = SHA256()
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    private var fill = 0
+
+    /// Makes room for `n` bytes written next (smaller than the buffer).
+    @inline(__always)
+    mutating func ensure(_ n: Int) { if fill + n > buffer.count { flush() } }
+
+    private mutating func flush() {
+        sha.update(UnsafeRawBufferPointer(rebasing: buffer[0..<fill]))
+        fill = 0
+    }
+
+    @inline(__always)
+    mutating func u32(_ v: UInt32) {
+        ensure(4)
+        buffer.storeBytes(of: v.littleEndian, toByteOffset: fill, as: UInt32.self)
+        fill += 4
+    }
+
+    @inline(__always)
+    mutating func u64(_ v: UInt64) {
+        ensure(8)
+        buffer.storeBytes(of: v.littleEndian, toByteOffset: fill, as: UInt64.self)
+        fill += 8
+    }
+
+    /// A double's IEEE bits, -0 as 0.
+    @inline(__always)
+    mutating func double(_ d: Double) { u64((d == 0 ? 0 : d).bitPattern) }
+
+    @inline(__always)
+    mutating func bytes(_ b: UnsafeRawBufferPointer) {
+        if b.count > buffer.count / 2 {
+            flush()
+            sha.update(b)
+            return
+        }
+        ensure(b.count)
+        if let base = b.baseAddress, b.count > 0 { (buffer.baseAddress.unsafelyUnwrapped + fill).copyMemory(from: base, byteCount: b.count) }
+        fill += b.count
+    }
+
+    /// The hash state after everything written.
+    mutating func finish() -> SHA256 {
+        flush()
+        return sha
+    }
+
+    func deallocate() { buffer.deallocate() }
 }
