@@ -453,3 +453,53 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         }
     }
 }
+
+@Suite struct SessionLayoutHTTPTests {
+    /// Every section kind around two stacks (one a masonry), both axes: after edits, the layout
+    /// `GET /v1/sessions/{id}/layout` answers, posted again, has every rect of the session's
+    /// version: moving the session (whose viewport covers everything) to it changes nothing.
+    @Test(arguments: ["y", "x"])
+    func theSessionsLayoutPostedAgainHasTheSameRects(axis: String) throws {
+        let (w, h) = axis == "y" ? (375, 80) : (80, 375)
+        let layout = #"""
+            {"axis":"\#(axis)","insets":[3.5,2,7,1],"spacing":6.25,"sections":[
+              {"items":[{"id":"title","rect":[0.5,0,100,30],"reuse":"title","sticky":true},{"id":"sub","rect":[0,-5,40,12]}]},
+              {"id":"chat","reuse":"msg","stack":{"items":[{"id":"a"},{"id":"b","size":[\#(w),33.3]},{"id":"c","reuse":"photo"}],"estimate":[\#(w),\#(h)],"spacing":4}},
+              {"id":"feed","reuse":"row","list":{"count":3,"size":[\#(w),44],"spacing":1.5}},
+              {"id":"sized","reuse":"row","list":{"sizes":[[\#(w),10],[\#(w),20.25]],"spacing":0.1}},
+              {"id":"photos","reuse":"photo","grid":{"columns":3,"count":7,"itemSize":[50,50],"spacing":[2,3]}},
+              {"id":"wall","stack":{"items":[{"id":"p1","size":[90,100]},{"id":"p2","size":[90,40]},{"id":"p3","size":[90,70]},{"id":"p4"}],"estimate":[90,60],"lanes":3,"spacing":5}},
+              {"id":"promo","reuse":"page","pages":{"count":2,"size":[300,120]}},
+              {"items":[{"id":"footer","rect":[0,0,375,50]}]}]}
+            """#
+        try withService { service in
+            let client = try service.connect()
+            let stored = try client.postLayout(layout)
+            let s = try client.openSession(#"{"layout":"\#(stored)","viewport":[100000,100000],"offset":[-100,-100],"buffer":0}"#).id
+            let before = try client.get("/v1/sessions/\(s)/layout").text
+            // Without edits: the stored layout itself (the same id).
+            #expect(try client.postLayout(before) == stored)
+            let edits = [
+                #"{"resize":[{"id":"a","size":[\#(w),51.7]},{"id":"p1","size":[90,300]}],"anchor":"none"}"#,
+                #"{"insert":[{"at":"start","section":"chat","items":[{"id":"z","size":[\#(w),12.5]}]},{"at":"end","section":"wall","items":[{"id":"p5"},{"id":"p6","size":[90,10]}]},{"after":"b","items":[{"id":"b2","reuse":""}]}],"anchor":"none"}"#,
+                #"{"remove":["c","p2"],"resize":[{"id":"p3","size":[90,500]}],"anchor":"none"}"#,
+            ]
+            for (k, edit) in edits.enumerated() {
+                #expect(try client.send("PATCH", "/v1/sessions/\(s)/layout", json: edit).status == 200, "edit \(k)")
+                let current = try client.get("/v1/sessions/\(s)/layout")
+                #expect(current.status == 200)
+                let again = try client.postLayout(current.text)
+                let plan = try client.send("PUT", "/v1/sessions/\(s)/layout", json: #"{"layout":"\#(again)"}"#).json
+                for list in ["recycle", "discard", "reuse", "create", "move"] {
+                    #expect(plan.entries(list).isEmpty, "edit \(k): \(list) \(plan.entries(list)) — \(current.text)")
+                }
+                #expect(plan["contentSize"] == nil)
+                // The PUT made the posted layout the session's: edit it further from there.
+            }
+            // Lanes are named in a masonry, not in a single lane.
+            let final = try client.get("/v1/sessions/\(s)/layout").text
+            #expect(final.contains(#"{"id":"p1","size":[90,300],"lane":0}"#))
+            #expect(!final.contains(#""id":"a","size":[\#(w),51.7],"lane""#))
+        }
+    }
+}
