@@ -98,6 +98,23 @@ struct StackSessionTests {
                 screen.apply(plan, layout: layout)
                 model = next
             }
+            if Int.random(in: 0..<4, using: &rng) == 0 {
+                // A valid edit spoiled at a random place: refused, and nothing changes.
+                var bad = StackScenario.randomEdit(model, using: &rng, counter: &counter)
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: bad.resize.insert(.init(id: "nope", size: .zero), at: Int.random(in: 0...bad.resize.count, using: &rng))
+                case 1: bad.remove.append(StackScenario.stackIDs(model).first ?? "nope")
+                    bad.remove.append(StackScenario.stackIDs(model).first ?? "nope")
+                case 2: bad.insert.append(.init(place: .end(section: "nope"), items: [.init(id: "fresh")]))
+                default: bad.resize.append(.init(id: StackScenario.stackIDs(model).first ?? "nope", size: Size(width: 1, height: .infinity)))
+                }
+                let snapshot = (session.seq, session.offset, session.visible, session.pooledViews.map(\.views), session.stats, session.lastPlan, session.edits)
+                let current = session.layout
+                #expect(throws: SessionError.self, "\(context)") { try session.apply(bad, anchor: .visible) }
+                #expect(session.layout === current && session.seq == snapshot.0 && session.offset == snapshot.1 && session.visible == snapshot.2)
+                #expect(session.pooledViews.map(\.views) == snapshot.3 && session.stats == snapshot.4 && session.lastPlan == snapshot.5 && session.edits == snapshot.6)
+                #expect(modelItems(of: layout) == normalized(model.items), "\(context)")
+            }
             client.check(session)
             if configuration.exposure {
                 let onScreen = Set(oracle(layout, Region(offset: session.offset, viewport: viewport, buffer: 0)).map { layout.id(at: $0) })
