@@ -331,9 +331,13 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         // A layout without stacks has none to edit.
         try withService { service in
             let client = try service.connect()
-            let s = try client.openSession(#"{"layout":\#(layoutJSON(listItems(5))),"viewport":[375,600]}"#).id
+            let (s, opened) = try client.openSession(#"{"layout":\#(layoutJSON(listItems(5))),"viewport":[375,600]}"#)
             let reply = try patch(client, s, #"{"remove":["item-1"]}"#)
             #expect(reply.problem(422)["detail"] as? String == "layout: the session's layout has no stack sections to edit (only stacks' items can be resized, inserted or removed)")
+            // Its layout is written in the items form; posted again, it is the same layout.
+            let written = try client.get("/v1/sessions/\(s)/layout")
+            #expect(written.text.hasPrefix(#"{"items":[{"id":"item-0","rect":[0,0,375,100],"reuse":"row"}"#))
+            #expect(try client.postLayout(written.text) == opened["layout"] as? String)
         }
     }
 

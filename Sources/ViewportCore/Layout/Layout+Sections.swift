@@ -64,7 +64,9 @@ extension Layout {
     }
 
     /// Calls `body` with each item of `items` section `section`: id, rect relative to the
-    /// section's origin, reuse identifier, sticky.
+    /// section's origin, reuse identifier, sticky. (Every `items` section of a layout with stacks
+    /// posted as `sections` is a placed one; explicit items appended to a `LayoutBuilder` before
+    /// a stack keep only absolute rects and are not written.)
     /// - Complexity: O(n).
     public func forEachPlacedItem(
         inSection section: Int, _ body: (_ id: UnsafeRawBufferPointer, _ rect: Rect, _ reuse: String?, _ sticky: Bool) -> Void

@@ -3,13 +3,19 @@
 ///
 /// Items are addressed by position (0-based, in layout order) everywhere in the core; ids and
 /// reuse identifier names are looked up only when a plan is encoded.
+///
+/// A layout with stacks has versions: a session's edit (`applying(_:)`, `Layout+Edit.swift`) makes
+/// a new `Layout` that shares with this one everything the edit did not change (the id table, the
+/// R-trees, the stacks' unchanged nodes). A version never changes once made.
 public final class Layout: Sendable {
     /// Longest item id, in bytes of UTF-8.
     public static let maxIDBytes = 256
 
     /// Explicit items (sent one by one), in storage order: ids, frames, reuse classes (an index
     /// into `reuseNames`, or -1 for "never reused"). When the layout has no generated sections,
-    /// item `k` is explicit item `k`.
+    /// item `k` is explicit item `k`. The id table continues, after the explicit items, with the
+    /// ids of stack and placed sections' items, in the order they were posted (`storageRuns`);
+    /// a stack item's uid is its position in this table.
     let ids: ItemIDTable
     let explicitRects: ContiguousArray<Rect>
     let reuseClasses: ContiguousArray<Int32>
