@@ -1,6 +1,6 @@
 // viewport-bench: measures the planning core in a release build.
 //
-//   swift run -c release viewport-bench [items] [stack]
+//   swift run -c release viewport-bench [items] [stack | stackapi | small | service-load]
 //
 // Prints index build time and bytes per item, planned updates per second for small steps and for
 // jumps, bytes per session, and the same updates through two baselines (LazyScrollView's sorted
@@ -45,6 +45,11 @@ print("viewport-bench: \(count) items, release build\n")
 /// `viewport-bench N stack`: only the stack measurements (StackBench.swift).
 if CommandLine.arguments.dropFirst(2).first == "stack" {
     try runStackBench(count: count)
+    exit(0)
+}
+/// `viewport-bench N stackapi`: stacks through sessions and HTTP (StackAPIBench.swift).
+if CommandLine.arguments.dropFirst(2).first == "stackapi" {
+    try runStackAPIBench(count: count)
     exit(0)
 }
 

@@ -95,6 +95,9 @@ struct GeneratedLayoutTests {
                 for item in list {
                     add(item.id, Rect(x: ox + item.rect.x, y: oy + item.rect.y, width: item.rect.width, height: item.rect.height), item.reuse)
                 }
+            case .stack:
+                // Stacks have their own model (StackFlowModel); these generated layouts have none.
+                Issue.record("a stack section in a generated-section test")
             }
             cursor = end
         }

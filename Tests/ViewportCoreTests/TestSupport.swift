@@ -54,6 +54,12 @@ func oracle(_ rects: [Rect], _ region: SentRegion) -> [Int] {
     rects.indices.filter { region.meets(rects[$0]) }
 }
 
+/// Brute force over a layout's own rects, for tests that check those rects against a model of
+/// their own (stack layouts against `FlowModel`); the region is still the test's.
+func oracle(_ layout: Layout, _ region: SentRegion) -> [Int] {
+    oracle(Array(layout.rects), region)
+}
+
 /// Brute force over the test's item specs.
 func oracle(_ specs: [ItemSpec], _ region: SentRegion) -> [Int] {
     oracle(specs.map(\.rect), region)

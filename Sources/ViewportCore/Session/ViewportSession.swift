@@ -36,6 +36,8 @@ public struct ViewportSession: Sendable {
 
     /// The last applied sequence number (0 is the opening plan).
     public internal(set) var seq: UInt64 = 0
+    /// Edits of the session's layout applied (PATCH), see `ViewportSession+Edit.swift`.
+    public internal(set) var edits = 0
     /// The plan of `seq`, answered again on a retry.
     public internal(set) var lastPlan: Plan
     public internal(set) var stats = SessionStats()

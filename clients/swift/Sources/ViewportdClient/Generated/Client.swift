@@ -997,7 +997,7 @@ public struct Client: APIProtocol {
     }
     /// Apply viewport updates
     ///
-    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).
+    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent). A line (or WebSocket message) `{"patch": {…}}` is an edit of the session's layout, exactly the body of `PATCH /v1/sessions/{id}/layout`, applied in order with the updates around it and answered by its plan.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/viewport`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)`.
@@ -1241,6 +1241,413 @@ public struct Client: APIProtocol {
                     ))
                     let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
                     let body: Operations.UpdateViewport.Output.ServiceUnavailable.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem503.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .serviceUnavailable(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// A session's current layout
+    ///
+    /// The session's layout as it is now, edits included, in a form that posted again (`POST /v1/layouts`) gives the same rects: a layout with stacks in the sections form (`axis`, `insets`, `spacing`, `sections`; each stack with its items, `size` only for measured items, `reuse` where it is not the section's, and `lane` on every item when `lanes` > 1, so lanes decided with earlier sizes stay; `contentSize` only when the layout was posted with one), any other layout in the items form with its content size. Without edits it is the stored layout (posted again, the same id). The stored layout and other sessions on it never see a session's edits.
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)`.
+    public func getSessionLayout(_ input: Operations.GetSessionLayout.Input) async throws -> Operations.GetSessionLayout.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.GetSessionLayout.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/sessions/{}/layout",
+                    parameters: [
+                        input.path.id
+                    ]
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .get
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                return (request, nil)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.GetSessionLayout.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Layout.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                case 401:
+                    let headers: Operations.GetSessionLayout.Output.Unauthorized.Headers = .init(wwwAuthenticate: try converter.getRequiredHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "WWW-Authenticate",
+                        as: Swift.String.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.GetSessionLayout.Output.Unauthorized.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem401.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unauthorized(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                case 404:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.GetSessionLayout.Output.NotFound.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem404.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .notFound(.init(body: body))
+                case 503:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.GetSessionLayout.Output.ServiceUnavailable.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem503.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .serviceUnavailable(.init(body: body))
+                default:
+                    return .undocumented(
+                        statusCode: response.status.code,
+                        .init(
+                            headerFields: response.headerFields,
+                            body: responseBody
+                        )
+                    )
+                }
+            }
+        )
+    }
+    /// Edit the stacks of a session's layout
+    ///
+    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    ///
+    /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
+    ///
+    /// The edit belongs to the session: the stored layout and other sessions on it do not change (`GET /v1/sessions/{id}` keeps the stored layout's id in `layout` and counts the edits in `edits`; `GET /v1/sessions/{id}/layout` answers the session's version). Its cost grows with the edits and the views they touch, not with the layout (a PATCH of 10 sizes on a 1,000,000-item stack takes about 11 µs in the core). An inserted id is new to the layout; a removed item's id may be inserted again. A looping session cannot edit its layout (422). The same edit can be sent as a line `{"patch": {…}}` of an update stream or as a WebSocket message. The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).
+    ///
+    /// - Remark: HTTP `PATCH /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)`.
+    public func editLayout(_ input: Operations.EditLayout.Input) async throws -> Operations.EditLayout.Output {
+        try await client.send(
+            input: input,
+            forOperation: Operations.EditLayout.id,
+            serializer: { input in
+                let path = try converter.renderedPath(
+                    template: "/v1/sessions/{}/layout",
+                    parameters: [
+                        input.path.id
+                    ]
+                )
+                var request: HTTPTypes.HTTPRequest = .init(
+                    soar_path: path,
+                    method: .patch
+                )
+                suppressMutabilityWarning(&request)
+                converter.setAcceptHeader(
+                    in: &request.headerFields,
+                    contentTypes: input.headers.accept
+                )
+                let body: OpenAPIRuntime.HTTPBody?
+                switch input.body {
+                case let .json(value):
+                    body = try converter.setRequiredRequestBodyAsJSON(
+                        value,
+                        headerFields: &request.headerFields,
+                        contentType: "application/json; charset=utf-8"
+                    )
+                }
+                return (request, body)
+            },
+            deserializer: { response, responseBody in
+                switch response.status.code {
+                case 200:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.Ok.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Plan.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .json(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .ok(.init(body: body))
+                case 400:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.BadRequest.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem400.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .badRequest(.init(body: body))
+                case 401:
+                    let headers: Operations.EditLayout.Output.Unauthorized.Headers = .init(wwwAuthenticate: try converter.getRequiredHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "WWW-Authenticate",
+                        as: Swift.String.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.Unauthorized.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem401.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unauthorized(.init(
+                        headers: headers,
+                        body: body
+                    ))
+                case 404:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.NotFound.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem404.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .notFound(.init(body: body))
+                case 409:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.Conflict.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.SequenceProblem.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .conflict(.init(body: body))
+                case 413:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.ContentTooLarge.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem413.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .contentTooLarge(.init(body: body))
+                case 415:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.UnsupportedMediaType.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem415.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unsupportedMediaType(.init(body: body))
+                case 422:
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.UnprocessableContent.Body
+                    let chosenContentType = try converter.bestContentType(
+                        received: contentType,
+                        options: [
+                            "application/problem+json"
+                        ]
+                    )
+                    switch chosenContentType {
+                    case "application/problem+json":
+                        body = try await converter.getResponseBodyAsJSON(
+                            Components.Schemas.Problem422.self,
+                            from: responseBody,
+                            transforming: { value in
+                                .applicationProblemJson(value)
+                            }
+                        )
+                    default:
+                        preconditionFailure("bestContentType chose an invalid content type.")
+                    }
+                    return .unprocessableContent(.init(body: body))
+                case 503:
+                    let headers: Operations.EditLayout.Output.ServiceUnavailable.Headers = .init(retryAfter: try converter.getOptionalHeaderFieldAsURI(
+                        in: response.headerFields,
+                        name: "Retry-After",
+                        as: Swift.String.self
+                    ))
+                    let contentType = converter.extractContentTypeIfPresent(in: response.headerFields)
+                    let body: Operations.EditLayout.Output.ServiceUnavailable.Body
                     let chosenContentType = try converter.bestContentType(
                         received: contentType,
                         options: [
@@ -1564,7 +1971,7 @@ public struct Client: APIProtocol {
     }
     /// Live viewport updates and plans over a WebSocket
     ///
-    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST would answer. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
+    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — or an edit of the session's layout, `{"patch": {…}}` with exactly the body of `PATCH /v1/sessions/{id}/layout` (schema `PatchMessage`), and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST or PATCH would answer. A live client can so interleave measured sizes with scroll offsets on one connection. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
     ///
     /// A message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `"message": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 "session ended".
     ///

@@ -262,7 +262,7 @@ extension Components {
                 ])
             }
         }
-        /// A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item.
+        /// A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item. With a `stack` section, the sections after a stack move along the axis when a session edits the stack (`PATCH /v1/sessions/{id}/layout`); every section's far edge is then its origin plus its own extent, and `items` sections keep their rects relative to their origin.
         ///
         /// - Remark: Generated from `#/components/schemas/SectionsLayout`.
         public struct SectionsLayout: Codable, Hashable, Sendable {
@@ -345,7 +345,7 @@ extension Components {
                 ])
             }
         }
-        /// One section of a generated layout: exactly one of `list`, `grid`, `pages` or `items` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing.
+        /// One section of a generated layout: exactly one of `list`, `grid`, `pages`, `items` or `stack` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing. A stack: see `StackSection`.
         ///
         /// - Remark: Generated from `#/components/schemas/Section`.
         @frozen public enum Section: Codable, Hashable, Sendable {
@@ -357,6 +357,8 @@ extension Components {
             case SectionWithPages(Components.Schemas.SectionWithPages)
             /// - Remark: Generated from `#/components/schemas/Section/case4`.
             case SectionWithItems(Components.Schemas.SectionWithItems)
+            /// - Remark: Generated from `#/components/schemas/Section/case5`.
+            case SectionWithStack(Components.Schemas.SectionWithStack)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
@@ -383,6 +385,12 @@ extension Components {
                 } catch {
                     errors.append(error)
                 }
+                do {
+                    self = .SectionWithStack(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
                 throw Swift.DecodingError.failedToDecodeOneOfSchema(
                     type: Self.self,
                     codingPath: decoder.codingPath,
@@ -398,6 +406,8 @@ extension Components {
                 case let .SectionWithPages(value):
                     try value.encode(to: encoder)
                 case let .SectionWithItems(value):
+                    try value.encode(to: encoder)
+                case let .SectionWithStack(value):
                     try value.encode(to: encoder)
                 }
             }
@@ -1899,7 +1909,7 @@ extension Components {
                 ])
             }
         }
-        /// What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them.
+        /// What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them. `contentSize` appears after an edit that changed the content size.
         ///
         /// - Remark: Generated from `#/components/schemas/Plan`.
         public struct Plan: Codable, Hashable, Sendable {
@@ -1997,6 +2007,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/viewed`.
             public var viewed: [Components.Schemas.ViewedEntry]?
+            /// After an edit of the session's layout (`PATCH`) that changed the content size: the new one.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Plan/contentSize`.
+            public var contentSize: Components.Schemas.Size?
             /// Creates a new `Plan`.
             ///
             /// - Parameters:
@@ -2020,6 +2034,7 @@ extension Components {
             ///   - placements: `loop` on: entering items whose view goes to a copy other than their layout rect (the rect in `reuse`/`create` is that copy's as well).
             ///   - recenter: `loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise.
             ///   - viewed: `exposure.minTime` set: items whose stay on screen has lasted `minTime` seconds from the `time` of the update where they entered to the `time` of this one, once per stay, in layout order. Only updates that carry `time` list it.
+            ///   - contentSize: After an edit of the session's layout (`PATCH`) that changed the content size: the new one.
             public init(
                 seq: Swift.Int,
                 offset: Components.Schemas.Point,
@@ -2040,7 +2055,8 @@ extension Components {
                 linked: Components.Schemas.Plan.LinkedPayload? = nil,
                 placements: [Components.Schemas.Placement]? = nil,
                 recenter: Components.Schemas.Point? = nil,
-                viewed: [Components.Schemas.ViewedEntry]? = nil
+                viewed: [Components.Schemas.ViewedEntry]? = nil,
+                contentSize: Components.Schemas.Size? = nil
             ) {
                 self.seq = seq
                 self.offset = offset
@@ -2062,6 +2078,7 @@ extension Components {
                 self.placements = placements
                 self.recenter = recenter
                 self.viewed = viewed
+                self.contentSize = contentSize
             }
             public enum CodingKeys: String, CodingKey {
                 case seq
@@ -2084,6 +2101,7 @@ extension Components {
                 case placements
                 case recenter
                 case viewed
+                case contentSize
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2167,6 +2185,10 @@ extension Components {
                     [Components.Schemas.ViewedEntry].self,
                     forKey: .viewed
                 )
+                self.contentSize = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .contentSize
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "seq",
                     "offset",
@@ -2187,7 +2209,8 @@ extension Components {
                     "linked",
                     "placements",
                     "recenter",
-                    "viewed"
+                    "viewed",
+                    "contentSize"
                 ])
             }
         }
@@ -2514,10 +2537,10 @@ extension Components {
                 ])
             }
         }
-        /// NDJSON: one `ViewportUpdate` per line (blank lines are skipped). The array describes the sequence of lines, as OpenAPI 3.2's `itemSchema` would.
+        /// NDJSON: one `ViewportUpdate`, or one `PatchMessage` (`{"patch": {…}}`, an edit of the session's layout), per line (blank lines are skipped). The array describes the sequence of lines, as OpenAPI 3.2's `itemSchema` would.
         ///
         /// - Remark: Generated from `#/components/schemas/ViewportUpdateStream`.
-        public typealias ViewportUpdateStream = [Components.Schemas.ViewportUpdate]
+        public typealias ViewportUpdateStream = [Components.Schemas.StreamMessage]
         /// - Remark: Generated from `#/components/schemas/PlanStream`.
         @frozen public enum PlanStreamPayload: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/PlanStream/case1`.
@@ -2706,6 +2729,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SessionState/onScreen`.
             public var onScreen: [Components.Schemas.ItemId]?
+            /// The number of edits of the session's layout applied (`PATCH /v1/sessions/{id}/layout`, or `patch` lines and messages). `layout` stays the id of the stored layout the session started from: with edits, the session's layout is its own version of it (`GET /v1/sessions/{id}/layout`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionState/edits`.
+            public var edits: Swift.Int
             /// Creates a new `SessionState`.
             ///
             /// - Parameters:
@@ -2720,6 +2747,7 @@ extension Components {
             ///   - stats:
             ///   - time: The session's last client `time` (absent until an update, or the opening, carried one): a client that resyncs continues its clock from here.
             ///   - onScreen: With `exposure`: the items on screen now by the session's threshold, in layout order (those a plan's `enter` listed and no `leave` has since).
+            ///   - edits: The number of edits of the session's layout applied (`PATCH /v1/sessions/{id}/layout`, or `patch` lines and messages). `layout` stays the id of the stored layout the session started from: with edits, the session's layout is its own version of it (`GET /v1/sessions/{id}/layout`).
             public init(
                 session: Components.Schemas.SessionId,
                 layout: Components.Schemas.LayoutId,
@@ -2731,7 +2759,8 @@ extension Components {
                 pool: Components.Schemas.SessionState.PoolPayload,
                 stats: Components.Schemas.SessionStats,
                 time: Swift.Double? = nil,
-                onScreen: [Components.Schemas.ItemId]? = nil
+                onScreen: [Components.Schemas.ItemId]? = nil,
+                edits: Swift.Int
             ) {
                 self.session = session
                 self.layout = layout
@@ -2744,6 +2773,7 @@ extension Components {
                 self.stats = stats
                 self.time = time
                 self.onScreen = onScreen
+                self.edits = edits
             }
             public enum CodingKeys: String, CodingKey {
                 case session
@@ -2757,6 +2787,7 @@ extension Components {
                 case stats
                 case time
                 case onScreen
+                case edits
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2804,6 +2835,10 @@ extension Components {
                     [Components.Schemas.ItemId].self,
                     forKey: .onScreen
                 )
+                self.edits = try container.decode(
+                    Swift.Int.self,
+                    forKey: .edits
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "session",
                     "layout",
@@ -2815,7 +2850,8 @@ extension Components {
                     "pool",
                     "stats",
                     "time",
-                    "onScreen"
+                    "onScreen",
+                    "edits"
                 ])
             }
         }
@@ -3774,7 +3810,7 @@ extension Components {
                 ])
             }
         }
-        /// After a layout change: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.
+        /// After a layout change or an edit of the session's layout: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.
         ///
         /// - Remark: Generated from `#/components/schemas/MoveEntry`.
         public struct MoveEntry: Codable, Hashable, Sendable {
@@ -4268,6 +4304,649 @@ extension Components {
                     "visible",
                     "pool"
                 ])
+            }
+        }
+        /// An item of a stack: its id, its measured size if it has one (else the stack's `estimate` until it is measured), its reuse identifier if it is not the section's (`null` or `""`: never reused), and, in a layout written back out (`GET /v1/sessions/{id}/layout`), its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackItem`.
+        public struct StackItem: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackItem/id`.
+            public var id: Components.Schemas.ItemId
+            /// The measured size (422 when not finite, negative or over 10¹² points). Absent: the stack's `estimate`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackItem/size`.
+            public var size: Components.Schemas.Size?
+            /// Reuse identifier; absent: the section's `reuse`; `null` or `""`: never reused.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackItem/reuse`.
+            public var reuse: Swift.String?
+            /// The lane (`0 … lanes − 1`, 422 otherwise) the item joins instead of the shortest one: `GET /v1/sessions/{id}/layout` names every item's lane when `lanes` > 1, so that posting the layout again gives the same rects although the lanes were decided with earlier sizes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackItem/lane`.
+            public var lane: Swift.Int?
+            /// Creates a new `StackItem`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - size: The measured size (422 when not finite, negative or over 10¹² points). Absent: the stack's `estimate`.
+            ///   - reuse: Reuse identifier; absent: the section's `reuse`; `null` or `""`: never reused.
+            ///   - lane: The lane (`0 … lanes − 1`, 422 otherwise) the item joins instead of the shortest one: `GET /v1/sessions/{id}/layout` names every item's lane when `lanes` > 1, so that posting the layout again gives the same rects although the lanes were decided with earlier sizes.
+            public init(
+                id: Components.Schemas.ItemId,
+                size: Components.Schemas.Size? = nil,
+                reuse: Swift.String? = nil,
+                lane: Swift.Int? = nil
+            ) {
+                self.id = id
+                self.size = size
+                self.reuse = reuse
+                self.lane = lane
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case size
+                case reuse
+                case lane
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.size = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .size
+                )
+                self.reuse = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reuse
+                )
+                self.lane = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .lane
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "size",
+                    "reuse",
+                    "lane"
+                ])
+            }
+        }
+        /// A stack (API.md "Stacks"): items with their own ids that flow along the layout's axis, each where the previous item of its lane ends. Along y (x swaps the roles) item rects are `[laneX, y, w, h]` with `y` the end of the previous item of the same lane plus `spacing` (the section's origin for a lane's first item), `laneX = origin.x + lane × (laneSize + spacing)`. Each item joins the lane whose end is shortest when it is added (the lowest index on a tie), with the sizes known then, and keeps it afterwards. A stack's extent along the axis is its longest lane. Sizes, `spacing` and `laneSize` are at most 10¹² points (422 otherwise). Its items can be edited later, per session, with `PATCH /v1/sessions/{id}/layout`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackSection`.
+        public struct StackSection: Codable, Hashable, Sendable {
+            /// The items, in order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/items`.
+            public var items: [Components.Schemas.StackItem]
+            /// The size of items without `size` (required when some item has none: 422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/estimate`.
+            public var estimate: Components.Schemas.Size?
+            /// Points between consecutive items of a lane, and between lanes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/spacing`.
+            public var spacing: Swift.Double?
+            /// Lanes across the axis (a masonry when more than 1; outside 1…64: 422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/lanes`.
+            public var lanes: Swift.Int?
+            /// A lane's size across the axis; default the cross size of `estimate`, else of the first item.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/laneSize`.
+            public var laneSize: Swift.Double?
+            /// Creates a new `StackSection`.
+            ///
+            /// - Parameters:
+            ///   - items: The items, in order.
+            ///   - estimate: The size of items without `size` (required when some item has none: 422).
+            ///   - spacing: Points between consecutive items of a lane, and between lanes.
+            ///   - lanes: Lanes across the axis (a masonry when more than 1; outside 1…64: 422).
+            ///   - laneSize: A lane's size across the axis; default the cross size of `estimate`, else of the first item.
+            public init(
+                items: [Components.Schemas.StackItem],
+                estimate: Components.Schemas.Size? = nil,
+                spacing: Swift.Double? = nil,
+                lanes: Swift.Int? = nil,
+                laneSize: Swift.Double? = nil
+            ) {
+                self.items = items
+                self.estimate = estimate
+                self.spacing = spacing
+                self.lanes = lanes
+                self.laneSize = laneSize
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case estimate
+                case spacing
+                case lanes
+                case laneSize
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.StackItem].self,
+                    forKey: .items
+                )
+                self.estimate = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .estimate
+                )
+                self.spacing = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .spacing
+                )
+                self.lanes = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .lanes
+                )
+                self.laneSize = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .laneSize
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "estimate",
+                    "spacing",
+                    "lanes",
+                    "laneSize"
+                ])
+            }
+        }
+        /// A section of a stack (`stack`), see `Section` and `StackSection`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/SectionWithStack`.
+        public struct SectionWithStack: Codable, Hashable, Sendable {
+            /// Section id: `insert` names the stack by it (`at` with `section`). Default: the section's position in `sections`. Unique among generated and stack sections (422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SectionWithStack/id`.
+            public var id: Swift.String?
+            /// Reuse identifier of the stack's items that do not name one (absent, `null` or `""`: never reused).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SectionWithStack/reuse`.
+            public var reuse: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SectionWithStack/stack`.
+            public var stack: Components.Schemas.StackSection
+            /// Creates a new `SectionWithStack`.
+            ///
+            /// - Parameters:
+            ///   - id: Section id: `insert` names the stack by it (`at` with `section`). Default: the section's position in `sections`. Unique among generated and stack sections (422).
+            ///   - reuse: Reuse identifier of the stack's items that do not name one (absent, `null` or `""`: never reused).
+            ///   - stack:
+            public init(
+                id: Swift.String? = nil,
+                reuse: Swift.String? = nil,
+                stack: Components.Schemas.StackSection
+            ) {
+                self.id = id
+                self.reuse = reuse
+                self.stack = stack
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case reuse
+                case stack
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.reuse = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reuse
+                )
+                self.stack = try container.decode(
+                    Components.Schemas.StackSection.self,
+                    forKey: .stack
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "reuse",
+                    "stack"
+                ])
+            }
+        }
+        /// A measured size for an item of a stack; the item keeps its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackResize`.
+        public struct StackResize: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackResize/id`.
+            public var id: Components.Schemas.ItemId
+            /// - Remark: Generated from `#/components/schemas/StackResize/size`.
+            public var size: Components.Schemas.Size
+            /// Creates a new `StackResize`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - size:
+            public init(
+                id: Components.Schemas.ItemId,
+                size: Components.Schemas.Size
+            ) {
+                self.id = id
+                self.size = size
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case size
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.size = try container.decode(
+                    Components.Schemas.Size.self,
+                    forKey: .size
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "size"
+                ])
+            }
+        }
+        /// An item to insert: an id new to the layout, its measured size (absent: the stack's `estimate`, 422 when it has none), its reuse identifier (absent: the stack's; `null` or `""`: never reused).
+        ///
+        /// - Remark: Generated from `#/components/schemas/NewStackItem`.
+        public struct NewStackItem: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/NewStackItem/id`.
+            public var id: Components.Schemas.ItemId
+            /// - Remark: Generated from `#/components/schemas/NewStackItem/size`.
+            public var size: Components.Schemas.Size?
+            /// Reuse identifier; absent: the stack's.
+            ///
+            /// - Remark: Generated from `#/components/schemas/NewStackItem/reuse`.
+            public var reuse: Swift.String?
+            /// Creates a new `NewStackItem`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - size:
+            ///   - reuse: Reuse identifier; absent: the stack's.
+            public init(
+                id: Components.Schemas.ItemId,
+                size: Components.Schemas.Size? = nil,
+                reuse: Swift.String? = nil
+            ) {
+                self.id = id
+                self.size = size
+                self.reuse = reuse
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case size
+                case reuse
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.size = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .size
+                )
+                self.reuse = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reuse
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "size",
+                    "reuse"
+                ])
+            }
+        }
+        /// Inserts items before an item of a stack, in its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsertBefore`.
+        public struct StackInsertBefore: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsertBefore/before`.
+            public var before: Components.Schemas.ItemId
+            /// The items, inserted in this order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertBefore/items`.
+            public var items: [Components.Schemas.NewStackItem]
+            /// Creates a new `StackInsertBefore`.
+            ///
+            /// - Parameters:
+            ///   - before:
+            ///   - items: The items, inserted in this order.
+            public init(
+                before: Components.Schemas.ItemId,
+                items: [Components.Schemas.NewStackItem]
+            ) {
+                self.before = before
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case before
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.before = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .before
+                )
+                self.items = try container.decode(
+                    [Components.Schemas.NewStackItem].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "before",
+                    "items"
+                ])
+            }
+        }
+        /// Inserts items after an item of a stack, in its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsertAfter`.
+        public struct StackInsertAfter: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsertAfter/after`.
+            public var after: Components.Schemas.ItemId
+            /// The items, inserted in this order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertAfter/items`.
+            public var items: [Components.Schemas.NewStackItem]
+            /// Creates a new `StackInsertAfter`.
+            ///
+            /// - Parameters:
+            ///   - after:
+            ///   - items: The items, inserted in this order.
+            public init(
+                after: Components.Schemas.ItemId,
+                items: [Components.Schemas.NewStackItem]
+            ) {
+                self.after = after
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case after
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.after = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .after
+                )
+                self.items = try container.decode(
+                    [Components.Schemas.NewStackItem].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "after",
+                    "items"
+                ])
+            }
+        }
+        /// Inserts items at the start of the stack named by `section` (in the lane of its first item, lane 0 when it is empty) or at its end (each in the lane shortest when it is added).
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsertAt`.
+        public struct StackInsertAt: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/at`.
+            @frozen public enum AtPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case start = "start"
+                case end = "end"
+            }
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/at`.
+            public var at: Components.Schemas.StackInsertAt.AtPayload
+            /// The stack section's id (422 when no stack has it).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/section`.
+            public var section: Swift.String
+            /// The items, inserted in this order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/items`.
+            public var items: [Components.Schemas.NewStackItem]
+            /// Creates a new `StackInsertAt`.
+            ///
+            /// - Parameters:
+            ///   - at:
+            ///   - section: The stack section's id (422 when no stack has it).
+            ///   - items: The items, inserted in this order.
+            public init(
+                at: Components.Schemas.StackInsertAt.AtPayload,
+                section: Swift.String,
+                items: [Components.Schemas.NewStackItem]
+            ) {
+                self.at = at
+                self.section = section
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case at
+                case section
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.at = try container.decode(
+                    Components.Schemas.StackInsertAt.AtPayload.self,
+                    forKey: .at
+                )
+                self.section = try container.decode(
+                    Swift.String.self,
+                    forKey: .section
+                )
+                self.items = try container.decode(
+                    [Components.Schemas.NewStackItem].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "at",
+                    "section",
+                    "items"
+                ])
+            }
+        }
+        /// Where inserted items go: exactly one of `before`, `after` (an item id) or `at` (with `section`); otherwise a 400.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsert`.
+        @frozen public enum StackInsert: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsert/case1`.
+            case StackInsertBefore(Components.Schemas.StackInsertBefore)
+            /// - Remark: Generated from `#/components/schemas/StackInsert/case2`.
+            case StackInsertAfter(Components.Schemas.StackInsertAfter)
+            /// - Remark: Generated from `#/components/schemas/StackInsert/case3`.
+            case StackInsertAt(Components.Schemas.StackInsertAt)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .StackInsertBefore(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .StackInsertAfter(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .StackInsertAt(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .StackInsertBefore(value):
+                    try value.encode(to: encoder)
+                case let .StackInsertAfter(value):
+                    try value.encode(to: encoder)
+                case let .StackInsertAt(value):
+                    try value.encode(to: encoder)
+                }
+            }
+        }
+        /// `visible`: the first item on screen (the viewport without buffer, in the previous layout's order) that survives the edit stays exactly where it was on screen (the offset shifts on both axes, not clamped), so sizes measured above the viewport or history inserted above it move nothing the user sees. `end`: when the viewport was at the end of the content along the axis (within 1 point of the largest offset of the scrollable range) it stays at the new end, clamped to the new range (a chat following new messages); otherwise as `visible`. `none`: the offset stays.
+        ///
+        /// - Remark: Generated from `#/components/schemas/EditAnchor`.
+        @frozen public enum EditAnchor: String, Codable, Hashable, Sendable, CaseIterable {
+            case visible = "visible"
+            case end = "end"
+            case none = "none"
+        }
+        /// Body of `PATCH /v1/sessions/{id}/layout`: edits of the stacks of the session's layout, applied in this order: `resize`, `insert` (in list order: an item inserted earlier in the list can be named later), `remove`. Every id they name must be an item of a stack; an unknown id, a new id already in the layout (explicit, generated or stack item), or an item of another section kind is a 422 naming it, and nothing changes.
+        ///
+        /// - Remark: Generated from `#/components/schemas/LayoutEdit`.
+        public struct LayoutEdit: Codable, Hashable, Sendable {
+            /// Measured sizes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/resize`.
+            public var resize: [Components.Schemas.StackResize]?
+            /// Items to insert.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/insert`.
+            public var insert: [Components.Schemas.StackInsert]?
+            /// Items to take out.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/remove`.
+            public var remove: [Components.Schemas.ItemId]?
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/anchor`.
+            public var anchor: Components.Schemas.EditAnchor?
+            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/seq`.
+            public var seq: Swift.Int?
+            /// Creates a new `LayoutEdit`.
+            ///
+            /// - Parameters:
+            ///   - resize: Measured sizes.
+            ///   - insert: Items to insert.
+            ///   - remove: Items to take out.
+            ///   - anchor:
+            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409.
+            public init(
+                resize: [Components.Schemas.StackResize]? = nil,
+                insert: [Components.Schemas.StackInsert]? = nil,
+                remove: [Components.Schemas.ItemId]? = nil,
+                anchor: Components.Schemas.EditAnchor? = nil,
+                seq: Swift.Int? = nil
+            ) {
+                self.resize = resize
+                self.insert = insert
+                self.remove = remove
+                self.anchor = anchor
+                self.seq = seq
+            }
+            public enum CodingKeys: String, CodingKey {
+                case resize
+                case insert
+                case remove
+                case anchor
+                case seq
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.resize = try container.decodeIfPresent(
+                    [Components.Schemas.StackResize].self,
+                    forKey: .resize
+                )
+                self.insert = try container.decodeIfPresent(
+                    [Components.Schemas.StackInsert].self,
+                    forKey: .insert
+                )
+                self.remove = try container.decodeIfPresent(
+                    [Components.Schemas.ItemId].self,
+                    forKey: .remove
+                )
+                self.anchor = try container.decodeIfPresent(
+                    Components.Schemas.EditAnchor.self,
+                    forKey: .anchor
+                )
+                self.seq = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .seq
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "resize",
+                    "insert",
+                    "remove",
+                    "anchor",
+                    "seq"
+                ])
+            }
+        }
+        /// A line of an update stream, or a WebSocket message, that edits the session's layout: the body of `PATCH /v1/sessions/{id}/layout` under `patch` (its only key), applied in order with the updates around it and answered by its plan.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PatchMessage`.
+        public struct PatchMessage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PatchMessage/patch`.
+            public var patch: Components.Schemas.LayoutEdit
+            /// Creates a new `PatchMessage`.
+            ///
+            /// - Parameters:
+            ///   - patch:
+            public init(patch: Components.Schemas.LayoutEdit) {
+                self.patch = patch
+            }
+            public enum CodingKeys: String, CodingKey {
+                case patch
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.patch = try container.decode(
+                    Components.Schemas.LayoutEdit.self,
+                    forKey: .patch
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "patch"
+                ])
+            }
+        }
+        /// One line of an update stream (or one WebSocket message): a viewport update, or an edit of the session's layout.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StreamMessage`.
+        @frozen public enum StreamMessage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StreamMessage/case1`.
+            case ViewportUpdate(Components.Schemas.ViewportUpdate)
+            /// - Remark: Generated from `#/components/schemas/StreamMessage/case2`.
+            case PatchMessage(Components.Schemas.PatchMessage)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .ViewportUpdate(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .PatchMessage(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .ViewportUpdate(value):
+                    try value.encode(to: encoder)
+                case let .PatchMessage(value):
+                    try value.encode(to: encoder)
+                }
             }
         }
     }
