@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import ViewportCore
 import ViewportHTTP
+import ViewportOpenAPI
 
 /// API v1 over the HTTP layer: checks a request's head in API.md's order of precedence (401, 404,
 /// 405, 415; the HTTP layer does 413), then reads the body and answers.
