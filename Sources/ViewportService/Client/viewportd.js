@@ -1,4 +1,4 @@
-// viewportd.js: the browser client of viewportd (API v1, see API.md).
+// viewportd.js: the browser client of viewportd (API v1, see docs/api.md).
 //
 // An ES module with no build step and no dependencies, served by viewportd at
 // GET /client/viewportd.js. It opens (POST /v1/sessions) or attaches to (GET /v1/sessions/{id}) a
@@ -21,11 +21,11 @@
 // reused by the same plan). At most one message is in flight, and at most one is sent per
 // animation frame: offsets given while one is in flight are coalesced into the next.
 //
-// Two features follow API.md sections that a server may not have yet: `measure: true`
+// Two features follow docs/api.md sections that a server may not have yet: `measure: true`
 // (ResizeObserver on shown views; sizes that differ from the rect go out as stack edits,
-// {"patch": {"resize": [...]}} on the socket or PATCH /v1/sessions/{id}/layout, API.md "Stacks")
+// {"patch": {"resize": [...]}} on the socket or PATCH /v1/sessions/{id}/layout, docs/api.md "Stacks and edits")
 // and automatic resync after a 409 (POST /v1/sessions/{id}/resync with the views this page
-// really has, API.md "Many instances"). Against a server without them, measuring reports the
+// really has, docs/api.md "Many instances, one store"). Against a server without them, measuring reports the
 // server's answer through onError and resync falls back to repairing from the session's state.
 
 const PHASES = new Set(["drag-begin", "dragging", "drag-end", "decelerating", "idle"]);
@@ -98,7 +98,7 @@ class HTTP {
 /// Opens a session (POST /v1/sessions) and applies its opening plan.
 ///
 /// options:
-///   layout     a layout id or an inline layout (API.md "Layouts", README "Generated layouts")
+///   layout     a layout id or an inline layout (docs/api.md "Layouts", README "Generated layouts")
 ///   viewport   [w, h]; or give `scroller` and its client size is used
 ///   session    other fields of the POST body: offset, buffer, insets, pool, paging, lazyLoad, …
 ///   views      the callbacks (see the top of this file; domViews() makes them for DOM elements)
@@ -235,7 +235,7 @@ export class ViewportClient {
         this._enqueue({ kind: "update", body: update, follow: true });
     }
 
-    /// Queues a stack edit (API.md "Stacks": resize, insert, remove, anchor).
+    /// Queues a stack edit (docs/api.md "Stacks and edits": resize, insert, remove, anchor).
     patch(body) { this._enqueue({ kind: "patch", body: { ...body } }); }
 
     /// Resolves once nothing is queued or in flight.
@@ -413,7 +413,7 @@ export class ViewportClient {
     }
 
     /// POST /v1/sessions/{id}/resync with this page's views; false when the server has no such
-    /// endpoint. API.md "Many instances".
+    /// endpoint. docs/api.md "Many instances, one store".
     async _resync(seq) {
         const visible = [];
         for (const [handle, v] of this._views) if (v.shown) visible.push({ id: v.id, view: handle });
@@ -659,7 +659,7 @@ export class ViewportClient {
         return out;
     }
 
-    // MARK: Measuring (API.md "Stacks")
+    // MARK: Measuring (docs/api.md "Stacks and edits")
 
     _element(v) {
         if (this._options.element) return this._options.element(v.view);
