@@ -124,7 +124,7 @@ class Server:
             return "".join(f.readlines()[-20:])
 
     def stop(self):
-        """SIGTERM; the process must exit 0 (API.md "Running")."""
+        """SIGTERM; the process must exit 0 (docs/api.md "Running and configuration")."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:

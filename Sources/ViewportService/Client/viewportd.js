@@ -1,4 +1,4 @@
-// viewportd.js: the browser client of viewportd (API v1, see API.md).
+// viewportd.js: the browser client of viewportd (API v1, see docs/api.md).
 //
 // An ES module with no build step and no dependencies, served by viewportd at
 // GET /client/viewportd.js. It opens (POST /v1/sessions) or attaches to (GET /v1/sessions/{id}) a
@@ -21,14 +21,14 @@
 // reused by the same plan). At most one message is in flight, and at most one is sent per
 // animation frame: offsets given while one is in flight are coalesced into the next.
 //
-// Measuring (`measure`, API.md "Stacks"): a ResizeObserver watches the shown views of stack items;
+// Measuring (`measure`, docs/api.md "Stacks and edits"): a ResizeObserver watches the shown views of stack items;
 // sizes that differ from the rect go out as {"patch": {"resize": [...], "anchor": "visible"}} on
 // the socket (PATCH /v1/sessions/{id}/layout without one), merged per item and at most one
 // message per frame. The answer's `move` entries put the views in place, its `contentSize`
 // sizes the content, and the scroll container moves by the offset the anchor shifted, in the same
 // task: what is on screen does not move.
 //
-// Recovery (API.md "Many instances, one store"): a 503 (an instance died and its lease has not run
+// Recovery (docs/api.md "Many instances, one store"): a 503 (an instance died and its lease has not run
 // out, a shutdown) or a refused request is tried again after Retry-After, with the same seq. A 409
 // with "resync": true (the session was restored from the store, behind this page) first sends
 // again the edits the session lost, then POST /v1/sessions/{id}/resync with the views this page
@@ -133,7 +133,7 @@ class HTTP {
 /// Opens a session (POST /v1/sessions) and applies its opening plan.
 ///
 /// options:
-///   layout     a layout id or an inline layout (API.md "Layouts", README "Generated layouts")
+///   layout     a layout id or an inline layout (docs/api.md "Layouts", README "Generated layouts")
 ///   viewport   [w, h]; or give `scroller` and its client size is used
 ///   session    other fields of the POST body: offset, buffer, insets, pool, paging, lazyLoad, …
 ///   views      the callbacks (see the top of this file; domViews() makes them for DOM elements)
@@ -285,10 +285,10 @@ export class ViewportClient {
         this._enqueue({ kind: "update", body: update, follow: true });
     }
 
-    /// Queues a stack edit (API.md "Stacks": resize, insert, remove, anchor).
+    /// Queues a stack edit (docs/api.md "Stacks and edits": resize, insert, remove, anchor).
     patch(body) { this._enqueue({ kind: "patch", body: { ...body } }); }
 
-    /// Talks to another viewportd from now on: one sharing the store with the first (API.md
+    /// Talks to another viewportd from now on: one sharing the store with the first (docs/api.md
     /// "Many instances, one store"), for example when the one in use stopped answering. The
     /// socket is closed and opened again there; a message being tried again (after a 502, 503 or
     /// a refused connection) goes there on its next try, with the same seq. The session may
@@ -627,7 +627,7 @@ export class ViewportClient {
     }
 
     /// POST /v1/sessions/{id}/resync with this page's views; false when the server has no such
-    /// endpoint. API.md "Many instances".
+    /// endpoint. docs/api.md "Many instances, one store".
     async _resync(seq) {
         const visible = [];
         for (const [handle, v] of this._views) if (v.shown) visible.push({ id: v.id, view: handle });
@@ -888,7 +888,7 @@ export class ViewportClient {
         return out;
     }
 
-    // MARK: Measuring (API.md "Stacks")
+    // MARK: Measuring (docs/api.md "Stacks and edits")
 
     _element(v) {
         if (this._options.element) return this._options.element(v.view);

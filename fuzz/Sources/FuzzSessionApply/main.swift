@@ -215,7 +215,7 @@ struct Client {
     /// Without loop: the items strictly intersecting the viewport at `offset` grown by `buffer`,
     /// computed from the model's own rects, plus at most one sticky header.
     func checkRegion(offset: Point, viewport: Size, buffer: Buffer, motion: (x: Int, y: Int)) {
-        // API.md: along an axis the viewport moves on, `ahead` lies in the direction of motion and
+        // docs/api.md "Viewability, direction-aware buffers, time": along an axis the viewport moves on, `ahead` lies in the direction of motion and
         // `behind` behind it; along a still axis, max(ahead, behind) on both sides.
         func extents(_ sign: Int) -> (low: Double, high: Double) {
             let still = max(buffer.ahead, buffer.behind)
@@ -285,7 +285,7 @@ runFuzzer { bytes in
     if input.byte() % 4 == 0 { configuration.insets = Insets(top: input.extent(), left: 0, bottom: input.extent(), right: 0) }
     configuration.pool = input.pick([PoolCaps(), PoolCaps(max: 0), PoolCaps(max: 1), PoolCaps(max: 3, perReuse: ["a": 0, "b": 5]), PoolCaps(perReuse: ["c": 1])])
     configuration.maxViews = 1500
-    // Client time (API.md: monotonic, refused when it goes back) and scrollTo on open.
+    // Client time (docs/api.md "Viewability, direction-aware buffers, time": monotonic, refused when it goes back) and scrollTo on open.
     var clock = input.bool() ? Double(input.int(in: 0...1000)) : nil
     configuration.time = clock
     if input.byte() % 8 == 0 {
