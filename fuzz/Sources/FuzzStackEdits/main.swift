@@ -21,7 +21,7 @@ import FuzzSupport
 // - an edit is refused exactly when the model finds it invalid (an unknown id, a new id already in
 //   the layout or repeated, an item of another section kind, an unknown stack, a bad size) or its
 //   seq conflicts, and then changes nothing (session snapshot, layout, edits count);
-// - a retry (seq equal to the last) answers the last plan and changes nothing;
+// - a retry (seq equal to the last) answers the plan answered last, as it was, and changes nothing;
 // - after every step, the ids in layout order, each item's size (measured or the estimate), its
 //   lane (never changes; before/after an item: that item's; at the start: the first item's; at the
 //   end and when built: the shortest lane, lowest index on a tie), its cross position
@@ -34,9 +34,14 @@ import FuzzSupport
 //   with `end` at the end, the offset is the new end (cross axis clamped); with `none` it stays;
 // - the plan carries `contentSize` exactly when it changed; items materialized before and after
 //   keep their views and are under `move` exactly when their rect changed;
+// - with exposure, `enter` and `leave` keep the client's set of items on screen: entering items
+//   were not on it, leaving ones were, `times` counts each id's entries, and (exact inputs) the
+//   set is the items intersecting the viewport;
 // - the plans obey the client model's view and pool rules (FuzzSupport's `Client`), and the
 //   materialized items are those intersecting the buffered viewport (exact inputs);
-// - every number of the encoded plan and state is finite.
+// - every number of the encoded plan and state is finite;
+// - at the end of an input with edits, the session's layout as GET /v1/sessions/{id}/layout
+//   writes it, posted again, gives the same ids and rects (API.md).
 
 let tracing = getenv("FUZZ_TRACE") != nil
 func trace(_ message: @autoclosure () -> String) { if tracing { log(message()) } }
@@ -122,8 +127,16 @@ struct Model {
         axis == .y ? Rect(x: cross, y: main, width: size.width, height: size.height) : Rect(x: main, y: cross, width: size.width, height: size.height)
     }
 
-    /// Ids in layout order and their resolved reuse identifiers.
-    var ids: [String] {
+    /// Ids in layout order (kept by `refresh()` after every change of items).
+    var ids: [String] = []
+    var idSet: Set<String> = []
+
+    mutating func refresh() {
+        ids = computeIDs()
+        idSet = Set(ids)
+    }
+
+    private func computeIDs() -> [String] {
         var out: [String] = []
         for section in sections {
             switch section {
@@ -134,7 +147,6 @@ struct Model {
         return out
     }
 
-    var idSet: Set<String> { Set(ids) }
 
     /// A stack's lane lengths (in eighths when exact, else approximate points) and counts.
     func laneEnds(_ s: MStack) -> [Double] {
@@ -249,7 +261,8 @@ struct Model {
 
     mutating func setStack(_ index: Int, _ s: MStack) { sections[index] = .stack(s) }
 
-    var modelLayout: ModelLayout {
+    /// The client's view of the layout, with `rects` from `geometry()`.
+    func modelLayout(rects: [Rect]) -> ModelLayout {
         var m = ModelLayout()
         m.explicit = false
         for section in sections {
@@ -267,7 +280,7 @@ struct Model {
                 }
             }
         }
-        m.rects = geometry().rects
+        m.rects = rects
         return m
     }
 }
@@ -384,6 +397,7 @@ func makeLayout(_ input: inout FuzzInput) -> (Layout, Model)? {
     guard model.stacks.count > 0 || !valid else { return nil }
     // Exact: every length a multiple of 1/8 (the model sums in eighths).
     model.exact = valid && model.allEighths
+    model.refresh()
     if model.exact {
         // Lanes when built: the shortest lane when each item is added (lowest index on a tie).
         for (index, s) in model.stacks where s.lanes > 1 {
@@ -466,6 +480,8 @@ func checkLayout(_ layout: Layout, _ model: Model, _ geometry: (rects: [Rect], t
 func applyModel(_ edit: StackEdit, to model: Model) -> (Model, String?) {
     var m = model
     func refuse(_ why: String) -> (Model, String?) { (model, why) }
+    // The ids of the layout as the edit goes.
+    var taken = model.idSet
     for r in edit.resize {
         guard let (s, rank) = m.locate(r.id).map({ ($0.section, $0.rank) }) else { return refuse("resize of \(r.id): not a stack item") }
         guard validSize(r.size) else { return refuse("resize of \(r.id) to \(r.size)") }
@@ -498,7 +514,6 @@ func applyModel(_ edit: StackEdit, to model: Model) -> (Model, String?) {
         }
         if insert.items.isEmpty { continue }
         var stack = m.stack(s)
-        var taken = m.idSet
         for item in insert.items {
             guard !item.id.isEmpty, item.id.utf8.count <= Layout.maxIDBytes else { return refuse("insert of id \(item.id.prefix(20))…") }
             guard !taken.contains(item.id) else { return refuse("insert of \(item.id): already an item (or twice)") }
@@ -532,7 +547,9 @@ func applyModel(_ edit: StackEdit, to model: Model) -> (Model, String?) {
         var stack = m.stack(s)
         stack.items.remove(at: rank)
         m.setStack(s, stack)
+        taken.remove(id)
     }
+    m.refresh()
     // Exact while every length is eighths (lanes the layout chose are known by then: see adoptLanes).
     m.exact = m.allEighths
     return (m, nil)
@@ -586,16 +603,85 @@ func makeEdit(_ input: inout FuzzInput, _ model: Model, removed: [String], fresh
 
 // MARK: - The run
 
+/// API.md: `GET /v1/sessions/{id}/layout` answers the session's current layout (sections form),
+/// which posted again gives the same rects: encoded, decoded as POST /v1/layouts does, and built,
+/// it has the model's ids, sizes, lanes and positions again, and the same rects to the bit.
+func requireRoundTrip(_ layout: Layout, _ model: Model, _ geometry: (rects: [Rect], tolerance: [Double], contentSize: Size, contentTolerance: Double)) {
+    var w = JSONWriter()
+    LayoutEncoder.encode(layout, into: &w)
+    requireFiniteJSON(w.bytes, "the session's layout")
+    let decoded = w.bytes.withUnsafeBytes { bytes -> Result<Layout, Problem>? in
+        var r = JSONReader(bytes)
+        guard let result = try? LayoutDecoder(maxItems: 100_000).decodeDeferringInvalid(&r) else { return nil }
+        return (try? r.finish()) == nil ? nil : result
+    }
+    guard case .success(let again)? = decoded else {
+        fatalError("fuzz check failed: the session's layout, posted again, is refused: \(String(describing: decoded)): \(escaped(w.bytes))")
+    }
+    checkLayout(again, model, geometry, "the session's layout posted again")
+    for k in 0..<layout.count {
+        require(again.rects[k] == layout.rects[k], "posted again, item \(k) is at \(again.rects[k]), in the session at \(layout.rects[k])")
+    }
+    require(again.contentSize == layout.contentSize, "posted again, content size \(again.contentSize), in the session \(layout.contentSize)")
+}
+
 let skipFinite = getenv("FUZZ_SKIP_FINITE") != nil
 
+/// Every number of the plan is finite; and of the session's state, every 4th step (the state
+/// repeats the plan's numbers, and parsing it back is most of an input's time).
 func requireFinite(_ plan: Plan, _ session: ViewportSession, step: Int) {
     if skipFinite { return }
     var w = JSONWriter()
     PlanEncoder.encode(plan, layout: session.layout, into: &w)
     requireFiniteJSON(w.bytes, "plan \(step)")
+    guard step % 4 == 0 else { return }
     var s = JSONWriter()
     PlanEncoder.encodeState(session, id: "s", into: &s)
     requireFiniteJSON(s.bytes, "state after plan \(step)")
+}
+
+/// The client's view of exposure (API.md `"exposure": true`): the items on screen (the viewport
+/// without buffer) as `enter` and `leave` told it, and how many times each id entered.
+struct ExposureModel {
+    var on: Set<String> = []
+    var times: [String: Int] = [:]
+    /// Ids removed by an edit (an id inserted again is another item: its count is not checked).
+    var reused: Set<String> = []
+
+    /// `leave` names items of `oldIDs` (the previous version after an edit), `enter` of `newIDs`.
+    mutating func apply(_ plan: Plan, oldIDs: [String], newIDs: [String], step: Int) {
+        for item in plan.leave {
+            require(oldIDs.indices.contains(item), "step \(step): leave names item \(item) of \(oldIDs.count)")
+            require(on.remove(oldIDs[item]) != nil, "step \(step): \(oldIDs[item]) left the screen but had not entered it")
+        }
+        for entry in plan.enter {
+            require(newIDs.indices.contains(entry.item), "step \(step): enter names item \(entry.item) of \(newIDs.count)")
+            let id = newIDs[entry.item]
+            require(on.insert(id).inserted, "step \(step): \(id) entered the screen but was on it")
+            let count = (times[id] ?? 0) + 1
+            if !reused.contains(id) { require(entry.times == count, "step \(step): \(id) entered for the time \(entry.times), the client counts \(count)") }
+            times[id] = count
+        }
+        // Items removed by an edit went out of the screen: they are under `leave`.
+        let present = Set(newIDs)
+        let gone = on.filter { !present.contains($0) }
+        require(gone.isEmpty, "step \(step): \(gone.sorted()) removed from the screen without leave")
+    }
+
+    /// With exact rects: the items on screen are those whose rect intersects the viewport strictly
+    /// (threshold 0), leaving aside items of zero area (API.md's "strictly inside" for those).
+    func check(_ model: Model, rects: [Rect], offset: Point, viewport: Size, step: Int) {
+        let ids = model.ids
+        let (minX, minY, maxX, maxY) = (offset.x, offset.y, offset.x + viewport.width, offset.y + viewport.height)
+        var expected: Set<String> = []
+        var zero: Set<String> = []
+        for (k, r) in rects.enumerated() {
+            if r.width == 0 || r.height == 0 { zero.insert(ids[k]); continue }
+            if r.x < maxX && r.x + r.width > minX && r.y < maxY && r.y + r.height > minY { expected.insert(ids[k]) }
+        }
+        let seen = on.subtracting(zero)
+        require(seen == expected, "step \(step): on screen by enter/leave \(seen.sorted()), by the rects \(expected.sorted()) at \(offset) \(viewport)")
+    }
 }
 
 /// How many items a full check of every step may cover; past it, a sample, and a full check at the end.
@@ -626,13 +712,20 @@ runFuzzer { bytes in
     configuration.maxViews = 10_000
     trace("configuration \(configuration)")
     guard var session = try? ViewportSession(layout: layout, configuration: configuration) else { return }
-    var client = Client(layout: model.modelLayout, caps: configuration.pool)
+    var client = Client(layout: model.modelLayout(rects: geometry.rects), caps: configuration.pool)
     var viewport = configuration.viewport
     client.apply(session.lastPlan, newLayout: nil)
+    var exposure = ExposureModel()
+    if configuration.exposure {
+        exposure.apply(session.lastPlan, oldIDs: ids, newIDs: ids, step: 0)
+        if model.exact { exposure.check(model, rects: geometry.rects, offset: session.lastPlan.offset, viewport: viewport, step: 0) }
+    }
     client.check(session)
     if model.exact { client.checkRegion(offset: session.lastPlan.offset, viewport: viewport, buffer: configuration.buffer, motion: (0, 0)) }
     requireFinite(session.lastPlan, session, step: 0)
 
+    // The plan answered last: a retry answers it again, as it was (contentSize included).
+    var answered = session.lastPlan
     var removed: [String] = []
     var fresh = 0
     var edits = 0
@@ -671,13 +764,19 @@ runFuzzer { bytes in
                 require(Snapshot(session) == before && session.layout === beforeLayout, "a refused update changed the session (step \(step))")
             case .success(let plan):
                 if seq == before.seq {
-                    require(plan == before.lastPlan && Snapshot(session) == before, "a retry changed the session (step \(step))")
+                    require(plan == answered && Snapshot(session) == before, "a retry changed the session or answered another plan (step \(step))")
                     continue
                 }
                 require(session.seq == before.seq + 1 && plan.seq == session.seq, "seq \(session.seq) after \(before.seq)")
                 require(session.layout === beforeLayout, "an update changed the layout (step \(step))")
+                answered = plan
                 viewport = update.size ?? viewport
                 client.apply(plan, newLayout: nil)
+                if configuration.exposure {
+                    let ids = model.ids
+                    exposure.apply(plan, oldIDs: ids, newIDs: ids, step: step)
+                    if model.exact { exposure.check(model, rects: geometry.rects, offset: plan.offset, viewport: viewport, step: step) }
+                }
                 client.check(session)
                 func sign(_ v: Double?, _ from: Double, _ to: Double) -> Int {
                     if let v, v != 0 { return v > 0 ? 1 : -1 }
@@ -701,8 +800,8 @@ runFuzzer { bytes in
         trace("  -> \(outcome)")
         if seq == before.seq {
             guard case .success(let plan) = outcome else { fatalError("fuzz check failed: a retry was refused (step \(step)): \(outcome)") }
-            require(plan == before.lastPlan && Snapshot(session) == before && session.layout === beforeLayout && session.edits == edits,
-                "a retry changed the session (step \(step))")
+            require(plan == answered && Snapshot(session) == before && session.layout === beforeLayout && session.edits == edits,
+                "a retry changed the session or answered another plan (step \(step)): \(plan) after \(answered)")
             continue
         }
         let conflict = seq.map { $0 != before.seq &+ 1 } ?? false
@@ -720,6 +819,7 @@ runFuzzer { bytes in
             require(!conflict, "an edit with seq \(String(describing: seq)) after \(before.seq) was accepted (step \(step))")
             require(session.seq == before.seq + 1 && plan.seq == session.seq, "seq \(session.seq) after \(before.seq)")
             edits += 1
+            answered = plan
             require(session.edits == edits, "edits \(session.edits), the model's \(edits)")
             for id in edit.remove { removed.append(id) }
             let oldModel = model
@@ -778,7 +878,12 @@ runFuzzer { bytes in
 
             // Views: items materialized before and after keep theirs, under `move` exactly when their rect changed.
             let shownBefore = client.shown
-            client.apply(plan, newLayout: model.modelLayout)
+            client.apply(plan, newLayout: model.modelLayout(rects: geometry.rects))
+            if configuration.exposure {
+                exposure.reused.formUnion(edit.remove)
+                exposure.apply(plan, oldIDs: oldIDs, newIDs: newIDs, step: step)
+                if model.exact { exposure.check(model, rects: geometry.rects, offset: plan.offset, viewport: viewport, step: step) }
+            }
             client.check(session)
             if oldModel.exact && model.exact {
                 let moved = Set(plan.move.map { newIDs[$0.item] })
@@ -797,4 +902,6 @@ runFuzzer { bytes in
         checkLayout(session.layout, model, geometry, sample: count <= fullCheckLimit ? 1 : count / 64, phase: step, "after step \(step)")
     }
     checkLayout(session.layout, model, geometry, "at the end")
+    requireFinite(session.lastPlan, session, step: 0)
+    if edits > 0 && model.ids.count <= fullCheckLimit { requireRoundTrip(session.layout, model, geometry) }
 }

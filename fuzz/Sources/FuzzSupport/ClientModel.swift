@@ -57,6 +57,13 @@ public struct Client {
             }
         }
         layout = new
+        if newLayout != nil {
+            // An item that is no longer in the layout is gone: a pooled view that showed it shows
+            // nothing the new layout has, so an item with its id inserted later is a new item
+            // (API.md "Stacks": inserted items have new ids) and binding it is a rebind.
+            let present = Set(new.ids)
+            for (view, id) in lastShown where !present.contains(id) { lastShown[view] = nil }
+        }
         var kept: Set<String> = []
         for entry in plan.move {
             let id = new.ids[entry.item]
