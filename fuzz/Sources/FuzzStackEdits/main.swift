@@ -40,6 +40,8 @@ import FuzzSupport
 // - the plans obey the client model's view and pool rules (FuzzSupport's `Client`), and the
 //   materialized items are those intersecting the buffered viewport (exact inputs);
 // - every number of the encoded plan and state is finite;
+// - a session restored from its snapshot (a quarter of the inputs) answers every later step as
+//   the original does, and ends with the same snapshot;
 // - at the end of an input with edits, the session's layout as GET /v1/sessions/{id}/layout
 //   writes it, posted again, gives the same ids and rects (API.md).
 
@@ -684,6 +686,25 @@ struct ExposureModel {
     }
 }
 
+/// The same step on a session restored from a snapshot (API.md "Many instances": a session moves
+/// between instances with its state; a snapshot names the stored layout and the edits that made
+/// its version) answers what the original answered: the same plan as the client reads it (the
+/// encoded bytes), or the same refusal.
+func requireSameOutcome(_ a: Result<Plan, SessionError>, _ session: ViewportSession, _ b: Result<Plan, SessionError>, _ twin: ViewportSession, step: Int) {
+    switch (a, b) {
+    case (.success(let p), .success(let q)):
+        var w = JSONWriter()
+        PlanEncoder.encode(p, layout: session.layout, into: &w)
+        var v = JSONWriter()
+        PlanEncoder.encode(q, layout: twin.layout, into: &v)
+        require(w.bytes == v.bytes, "step \(step): the restored session answered \(escaped(v.bytes)), the original \(escaped(w.bytes))")
+    case (.failure(let e), .failure(let f)):
+        require("\(e)" == "\(f)", "step \(step): the restored session refused with \(f), the original with \(e)")
+    default:
+        fatalError("fuzz check failed: step \(step): the original answered \(a), the restored session \(b)")
+    }
+}
+
 /// How many items a full check of every step may cover; past it, a sample, and a full check at the end.
 let fullCheckLimit = 400
 
@@ -728,9 +749,20 @@ runFuzzer { bytes in
     var answered = session.lastPlan
     var removed: [String] = []
     var fresh = 0
+    // A quarter of the inputs snapshot the session at a step chosen by their length (no input
+    // bytes taken, so the corpus keeps its meaning) and run the rest on the restored twin too.
+    let snapshotStep = bytes.count % 4 == 0 ? 1 + bytes.count / 4 % 12 : 0
+    var twin: ViewportSession?
     var edits = 0
     for step in 1...40 {
         if input.isAtEnd { break }
+        if step == snapshotStep {
+            let saved = session.snapshot()
+            let restored = try? ViewportSession(restoring: saved) { $0 == layout.digest ? layout : nil }
+            guard let restored else { fatalError("fuzz check failed: step \(step): the session's snapshot cannot be restored") }
+            require(restored.snapshot() == saved, "step \(step): a restored session's snapshot differs from the one it was restored from")
+            twin = restored
+        }
         let before = Snapshot(session)
         let beforeLayout = session.layout
         let seq: UInt64? = switch input.byte() % 8 {
@@ -759,6 +791,11 @@ runFuzzer { bytes in
             trace("step \(step): \(update)")
             let outcome = Result { () throws(SessionError) in try session.apply(update) }
             trace("  -> \(outcome)")
+            if var t = twin {
+                let again = Result { () throws(SessionError) in try t.apply(update) }
+                requireSameOutcome(outcome, session, again, t, step: step)
+                twin = t
+            }
             switch outcome {
             case .failure:
                 require(Snapshot(session) == before && session.layout === beforeLayout, "a refused update changed the session (step \(step))")
@@ -798,6 +835,11 @@ runFuzzer { bytes in
         trace("step \(step): edit resize \(edit.resize.map { "\($0.id) \($0.size)" }) insert \(edit.insert.map { "\($0.place) \($0.items.map { "\($0.id.prefix(12)) \(String(describing: $0.size)) \(String(describing: $0.reuse))" })" }) remove \(edit.remove) anchor \(anchor) seq \(String(describing: seq)); model: \(refusal ?? "accepted")")
         let outcome = Result { () throws(SessionError) in try session.apply(edit, anchor: anchor, seq: seq) }
         trace("  -> \(outcome)")
+        if var t = twin {
+            let again = Result { () throws(SessionError) in try t.apply(edit, anchor: anchor, seq: seq) }
+            requireSameOutcome(outcome, session, again, t, step: step)
+            twin = t
+        }
         if seq == before.seq {
             guard case .success(let plan) = outcome else { fatalError("fuzz check failed: a retry was refused (step \(step)): \(outcome)") }
             require(plan == answered && Snapshot(session) == before && session.layout === beforeLayout && session.edits == edits,
@@ -903,5 +945,6 @@ runFuzzer { bytes in
     }
     checkLayout(session.layout, model, geometry, "at the end")
     requireFinite(session.lastPlan, session, step: 0)
+    if let twin { require(twin.snapshot() == session.snapshot(), "at the end, the restored session's snapshot differs from the original's") }
     if edits > 0 && model.ids.count <= fullCheckLimit { requireRoundTrip(session.layout, model, geometry) }
 }
