@@ -7,8 +7,8 @@
 #   scripts/fuzz-native.sh --seconds 300 FuzzSessionApply
 #   scripts/fuzz-native.sh --save-corpus ...     merge what the run found into fuzz/corpus/
 #   scripts/fuzz-native.sh --replay FILE TARGET  run one input (e.g. a crash) once, with
-#                                                FUZZ_TRACE=1 for FuzzSessionApply's and
-#                                                FuzzStackEdits' trace
+#                                                FUZZ_TRACE=1 for the trace of FuzzSessionApply,
+#                                                FuzzStackEdits or FuzzNDJSONStream
 #   FUZZ_FLAGS='-jobs=2 -workers=2' scripts/fuzz-native.sh ...   extra libFuzzer flags
 #
 # Targets: FuzzJSONReader, FuzzNDJSONStream, FuzzWebSocketFrames, FuzzLayoutDecoder,

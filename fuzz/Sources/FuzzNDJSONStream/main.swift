@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FuzzSupport
 import Logging
 import ViewportHTTP
@@ -126,6 +129,7 @@ runFuzzer { bytes in
     cuts = cuts.map { min($0, body.count) }.sorted()
 
     let whole = stream(body, variant: variant, cuts: [], takes: [], truncated: truncated)
+    if getenv("FUZZ_TRACE") != nil { log("session \(variant.1) on \(variant.0 == stackLayoutID ? "the stack layout" : "the items layout"):\n\(escaped(body))\n->\n\(escaped(whole))") }
     let pieces = stream(body, variant: variant, cuts: cuts, takes: takes, truncated: truncated)
     require(whole == pieces, "the answer depends on how the body arrives:\n\(escaped(whole))\nvs\n\(escaped(pieces))")
 
