@@ -3,7 +3,7 @@
 # -sanitize=fuzzer`, part of the Swift toolchain). The targets live in fuzz/, a package of its own
 # that depends on this one by path, so the service's normal build and `swift test` never see them.
 #
-#   scripts/fuzz-native.sh                       every target, 10 s each (about a minute in all)
+#   scripts/fuzz-native.sh                       every target, 10 s each (about a minute and a half in all)
 #   scripts/fuzz-native.sh --seconds 300 FuzzSessionApply
 #   scripts/fuzz-native.sh --save-corpus ...     merge what the run found into fuzz/corpus/
 #   scripts/fuzz-native.sh --replay FILE TARGET  run one input (e.g. a crash) once, with

@@ -44,6 +44,10 @@ import FuzzSupport
 //   the original does, and ends with the same snapshot;
 // - at the end of an input with edits, the session's layout as GET /v1/sessions/{id}/layout
 //   writes it, posted again, gives the same ids and rects (API.md).
+// Past 400 items the layout is checked on a sample of items each step, and whole at the end.
+// An edit is taken as no motion (the buffer is max(ahead, behind) on both sides), as
+// FuzzSessionApply takes a layout change: API.md's direction rule speaks of updates' velocity and
+// offset change, and an offset moved by an anchor is not the user's scrolling.
 
 let tracing = getenv("FUZZ_TRACE") != nil
 func trace(_ message: @autoclosure () -> String) { if tracing { log(message()) } }
