@@ -10,7 +10,7 @@ import ViewportHTTP
 // real APIHandler and UpdateStreamSink, without sockets. The first bytes choose the session and
 // how the body arrives (cut points, where the HTTP layer takes the live answer, whether the body
 // was truncated at http.maxBodyBytes); the rest is the body. Two variants are sessions on a layout
-// of stacks, where `{"patch": …}` lines (API.md "Stacks") edit the session's layout.
+// of stacks, where `{"patch": …}` lines (docs/api.md "Stacks and edits") edit the session's layout.
 // - the answer does not depend on how the body arrives (one piece vs. cut anywhere, with the
 //   live answer taken in between);
 // - every answer line is a JSON object without null: a plan, or a problem naming its line that
@@ -64,7 +64,7 @@ let posted = send("POST", "/v1/layouts", body: layoutBody)
 require(posted.status == 201, "layout not stored: \(posted.status) \(escaped(posted.body))")
 guard let layoutID = field("layout", of: posted.body) else { fatalError("no layout id") }
 
-// A layout of stacks (API.md "Stacks"), for `{"patch": …}` lines: a chat (one lane, estimated
+// A layout of stacks (docs/api.md "Stacks and edits"), for `{"patch": …}` lines: a chat (one lane, estimated
 // sizes) and a masonry of two lanes, with a list between them.
 let stackBody = Array(
     (#"{"sections":[{"id":"chat","reuse":"msg","stack":{"items":["# + (0..<40).map { i in

@@ -5,7 +5,7 @@ import FuzzSupport
 @testable import ViewportCore
 @testable import ViewportService
 
-// Stack sections (API.md "Stacks: items whose sizes are measured, and edits") and their edits
+// Stack sections (docs/api.md "Stacks and edits") and their edits
 // (`ViewportSession.apply(_: StackEdit, anchor:seq:)`, PATCH /v1/sessions/{id}/layout) driven by
 // fuzz bytes: a layout of one or more stacks (sizes given or estimated, spacing, 1…4 lanes with a
 // lane size, extremes that are valid or not), sometimes with list sections between them, a session
@@ -16,7 +16,7 @@ import FuzzSupport
 // The model below knows the layout only from its own specs and edits (never from the layout under
 // test, except for the lane a masonry gives an item whose lane depends on inexact sums: that lane
 // is taken from the layout the first time and fixed afterwards). It checks:
-// - the build is refused exactly when a stack spec is invalid (API.md: sizes, spacing, lane size
+// - the build is refused exactly when a stack spec is invalid (docs/api.md: sizes, spacing, lane size
 //   finite, not negative, at most 10¹²; an estimate when an item has no size; lanes 1…64);
 // - an edit is refused exactly when the model finds it invalid (an unknown id, a new id already in
 //   the layout or repeated, an item of another section kind, an unknown stack, a bad size) or its
@@ -43,16 +43,16 @@ import FuzzSupport
 // - a session restored from its snapshot (a quarter of the inputs) answers every later step as
 //   the original does, and ends with the same snapshot;
 // - at the end of an input with edits, the session's layout as GET /v1/sessions/{id}/layout
-//   writes it, posted again, gives the same ids and rects (API.md).
+//   writes it, posted again, gives the same ids and rects (docs/api.md).
 // Past 400 items the layout is checked on a sample of items each step, and whole at the end.
 // An edit is taken as no motion (the buffer is max(ahead, behind) on both sides), as
-// FuzzSessionApply takes a layout change: API.md's direction rule speaks of updates' velocity and
+// FuzzSessionApply takes a layout change: docs/api.md's direction rule speaks of updates' velocity and
 // offset change, and an offset moved by an anchor is not the user's scrolling.
 
 let tracing = getenv("FUZZ_TRACE") != nil
 func trace(_ message: @autoclosure () -> String) { if tracing { log(message()) } }
 
-/// API.md: sizes, spacing and lane sizes up to this many points.
+/// docs/api.md: sizes, spacing and lane sizes up to this many points.
 let maxLength = 1e12
 
 // MARK: - The model
@@ -245,7 +245,7 @@ struct Model {
                 maxCross = max(maxCross, farCross)
             }
         }
-        // API.md / README: the default content size is the items' extent grown by the trailing insets.
+        // docs/api.md / README: the default content size is the items' extent grown by the trailing insets.
         let size = axis == .y
             ? Size(width: max(maxCross, crossOrigin) + insets.right, height: maxMain + insets.bottom)
             : Size(width: maxMain + insets.right, height: max(maxCross, crossOrigin) + insets.bottom)
@@ -291,7 +291,7 @@ struct Model {
     }
 }
 
-/// API.md: a size is finite, not negative, at most 10¹² on each side.
+/// docs/api.md: a size is finite, not negative, at most 10¹² on each side.
 func validSize(_ s: Size) -> Bool {
     s.width.isFinite && s.height.isFinite && s.width >= 0 && s.height >= 0 && s.width <= maxLength && s.height <= maxLength
 }
@@ -379,7 +379,7 @@ func makeLayout(_ input: inout FuzzInput) -> (Layout, Model)? {
         }
         specs.append(SectionSpec(id: id, reuse: reuse, shape: .stack(StackSpec(items: items, estimate: estimate, spacing: stackSpacing, lanes: lanes, laneSize: laneSize))))
 
-        // API.md's rules for a stack spec.
+        // docs/api.md's rules for a stack spec.
         if !validLength(stackSpacing) || !(1...64).contains(lanes) || !(estimate.map(validSize) ?? true) || !(laneSize.map(validLength) ?? true)
             || items.contains(where: { ($0.size.map { !validSize($0) } ?? (estimate == nil)) || ($0.lane.map { !(0..<lanes).contains($0) } ?? false) })
         {
@@ -482,7 +482,7 @@ func checkLayout(_ layout: Layout, _ model: Model, _ geometry: (rects: [Rect], t
 
 // MARK: - Edits
 
-/// A step's edit and what the model makes of it: the new model, or nil when API.md refuses it.
+/// A step's edit and what the model makes of it: the new model, or nil when docs/api.md refuses it.
 func applyModel(_ edit: StackEdit, to model: Model) -> (Model, String?) {
     var m = model
     func refuse(_ why: String) -> (Model, String?) { (model, why) }
@@ -609,7 +609,7 @@ func makeEdit(_ input: inout FuzzInput, _ model: Model, removed: [String], fresh
 
 // MARK: - The run
 
-/// API.md: `GET /v1/sessions/{id}/layout` answers the session's current layout (sections form),
+/// docs/api.md: `GET /v1/sessions/{id}/layout` answers the session's current layout (sections form),
 /// which posted again gives the same rects: encoded, decoded as POST /v1/layouts does, and built,
 /// it has the model's ids, sizes, lanes and positions again, and the same rects to the bit.
 func requireRoundTrip(_ layout: Layout, _ model: Model, _ geometry: (rects: [Rect], tolerance: [Double], contentSize: Size, contentTolerance: Double)) {
@@ -646,7 +646,7 @@ func requireFinite(_ plan: Plan, _ session: ViewportSession, step: Int) {
     requireFiniteJSON(s.bytes, "state after plan \(step)")
 }
 
-/// The client's view of exposure (API.md `"exposure": true`): the items on screen (the viewport
+/// The client's view of exposure (docs/api.md `"exposure": true`): the items on screen (the viewport
 /// without buffer) as `enter` and `leave` told it, and how many times each id entered.
 struct ExposureModel {
     var on: Set<String> = []
@@ -675,7 +675,7 @@ struct ExposureModel {
     }
 
     /// With exact rects: the items on screen are those whose rect intersects the viewport strictly
-    /// (threshold 0), leaving aside items of zero area (API.md's "strictly inside" for those).
+    /// (threshold 0), leaving aside items of zero area (docs/api.md's "strictly inside" for those).
     func check(_ model: Model, rects: [Rect], offset: Point, viewport: Size, step: Int) {
         let ids = model.ids
         let (minX, minY, maxX, maxY) = (offset.x, offset.y, offset.x + viewport.width, offset.y + viewport.height)
@@ -690,7 +690,7 @@ struct ExposureModel {
     }
 }
 
-/// The same step on a session restored from a snapshot (API.md "Many instances": a session moves
+/// The same step on a session restored from a snapshot (docs/api.md "Many instances": a session moves
 /// between instances with its state; a snapshot names the stored layout and the edits that made
 /// its version) answers what the original answered: the same plan as the client reads it (the
 /// encoded bytes), or the same refusal.
@@ -880,7 +880,7 @@ runFuzzer { bytes in
             require(plan.contentSize == nil ? session.layout.contentSize == beforeLayout.contentSize : plan.contentSize == session.layout.contentSize && session.layout.contentSize != beforeLayout.contentSize,
                 "plan content size \(String(describing: plan.contentSize)), layout \(beforeLayout.contentSize) → \(session.layout.contentSize)")
 
-            // The offset (API.md anchors), from the model's rects before and after.
+            // The offset (docs/api.md anchors), from the model's rects before and after.
             let oldIDs = oldModel.ids
             let newIDs = model.ids
             var newIndex: [String: Int] = [:]

@@ -60,7 +60,7 @@ public struct Client {
         if newLayout != nil {
             // An item that is no longer in the layout is gone: a pooled view that showed it shows
             // nothing the new layout has, so an item with its id inserted later is a new item
-            // (API.md "Stacks": inserted items have new ids) and binding it is a rebind.
+            // (docs/api.md "Stacks and edits": inserted items have new ids) and binding it is a rebind.
             let present = Set(new.ids)
             for (view, id) in lastShown where !present.contains(id) { lastShown[view] = nil }
         }
@@ -114,7 +114,7 @@ public struct Client {
     /// Without loop: the items strictly intersecting the viewport at `offset` grown by `buffer`,
     /// computed from the model's own rects, plus at most one sticky header.
     public func checkRegion(offset: Point, viewport: Size, buffer: Buffer, motion: (x: Int, y: Int)) {
-        // API.md: along an axis the viewport moves on, `ahead` lies in the direction of motion and
+        // docs/api.md: along an axis the viewport moves on, `ahead` lies in the direction of motion and
         // `behind` behind it; along a still axis, max(ahead, behind) on both sides.
         func extents(_ sign: Int) -> (low: Double, high: Double) {
             let still = max(buffer.ahead, buffer.behind)
