@@ -5,11 +5,16 @@
 #   scripts/load.sh [rps] [options]
 #       Posts a vertical-list layout (--items, default 10,000), opens one session per wrk
 #       connection, and runs `wrk -t2 -c64 -d10s --latency` with a Lua script that POSTs
-#       {"offset":[0,Y]} to /v1/sessions/{id}/viewport, Y moving on every request so every plan
-#       is real (items leave and enter). Then runs the identical wrk load against nginx on another
-#       loopback port answering the same method and path with the same response bytes (one real
-#       plan captured from viewportd, `return 200` with the same Content-Type), and prints
-#       requests/s, p99 latency and errors of both, and the ratio viewportd/nginx.
+#       {"offset":[0,Y]} to /v1/sessions/{id}/viewport, on three shapes: `empty` (the offset the
+#       session already has: empty plans), `steps` (Y moves by --step, 97 pt: a few views recycle
+#       and reuse) and `jumps` (Y moves by --jump, 5003 pt: every view leaves and as many enter).
+#       For each shape it captures one real plan from viewportd and runs the identical wrk load
+#       against two servers answering those bytes: nginx (`return 200` with the same Content-Type)
+#       and a bare libmicrohttpd server (scripts/mhd-reference.c, built here with viewportd's MHD
+#       flags and options: thread pool + epoll, the same threads and connection memory). Rounds
+#       are interleaved (per shape: viewportd, nginx, bare MHD). Prints requests/s, p50/p99 and
+#       errors of each, and viewportd's ratios to nginx and to bare MHD (median, and the range of
+#       the per-round ratios).
 #
 #   scripts/load.sh stream [options]
 #       Posts a 1,000,000-item layout (timed: post + index), opens a session and sends
@@ -22,13 +27,17 @@
 #   --updates N        stream mode: updates in the stream (default 1000000)
 #   --threads N        wrk threads (default 2)       --connections N  wrk connections (default 64)
 #   --duration D       wrk duration (default 10s)    --step PT        offset step per update (default 97; stream 7)
+#   --jump PT          rps mode: the jumps shape's step (default 5003)
+#   --shapes LIST      rps mode: comma-separated shapes to run (default empty,steps,jumps)
 #   --http-threads N   viewportd http.threads (default: the config file's)
 #   --rounds N         rps mode: N interleaved rounds (viewportd, nginx, ...), medians reported
 #                      (default 1; use 3+ on a machine shared with other work)
 #   --no-nginx         rps mode: skip the nginx comparison
+#   --no-mhd           rps mode: skip the bare libmicrohttpd comparison
 #   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
 #                      another loopback port, store.url set), in the same interleaved rounds, and
-#                      print the ratio with a store / without (README "Many instances, one store")
+#                      print the ratio with a store / without on each shape (README "Many instances,
+#                      one store")
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,7 +45,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -50,6 +59,9 @@ while [[ $# -gt 0 ]]; do
         --http-threads) http_threads="$2"; shift 2 ;;
         --rounds) rounds="$2"; shift 2 ;;
         --no-nginx) with_nginx=0; shift ;;
+        --no-mhd) with_mhd=0; shift ;;
+        --jump) jump="$2"; shift 2 ;;
+        --shapes) shapes="$2"; shift 2 ;;
         --store) with_store=1; shift ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "load: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -76,7 +88,7 @@ fi
 
 # --- cleanup of everything we start --------------------------------------------------------
 work="$(mktemp -d -t viewportd-load.XXXXXX)"
-vp_pid="" nginx_pid="" st_pid="" redis_pid=""
+vp_pid="" nginx_pid="" st_pid="" redis_pid="" mhd_pids=()
 stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
     local p="$1" i
     [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null || return 0
@@ -86,6 +98,7 @@ stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
 }
 cleanup() {
     stop_pid "$nginx_pid"; stop_pid "$vp_pid"; stop_pid "$st_pid"; stop_pid "$redis_pid"
+    local p; for p in "${mhd_pids[@]}"; do stop_pid "$p"; done
     wait 2>/dev/null || true
     rm -rf "$work"
 }
@@ -218,7 +231,7 @@ EOF
 fi
 
 # =========================================================================================
-# rps mode: one session per connection.
+# rps mode: one session per connection; every shape, every server, in interleaved rounds.
 log "opening $connections sessions"
 sessions=()
 for ((i = 0; i < connections; i++)); do sessions+=("$(open_session)"); done
@@ -230,25 +243,45 @@ if [[ -n "$st_base" ]]; then
     for ((i = 0; i < connections; i++)); do store_sessions+=("$(open_session "$st_base")"); done
 fi
 
-# One real plan body and its Content-Type, for nginx to answer: the second step of a session
-# (the first one still creates views; from the second on, plans recycle and reuse as under load).
-curl -sS --max-time 10 -o /dev/null -H 'Content-Type: application/json' \
-    --data "{\"offset\":[0,$step]}" "$vp_base/v1/sessions/${sessions[0]}/viewport"
-curl -sS --max-time 10 -D "$work/plan.headers" -o "$work/plan.body" -H 'Content-Type: application/json' \
-    --data "{\"offset\":[0,$((2 * step))]}" "$vp_base/v1/sessions/${sessions[0]}/viewport" >/dev/null
-grep -q '^HTTP/[0-9.]* 200' "$work/plan.headers" || { cat "$work/plan.headers" "$work/plan.body" >&2; die "viewport update did not answer 200"; }
-content_type="$(grep -i '^content-type:' "$work/plan.headers" | head -n1 | cut -d: -f2- | tr -d '\r' | sed 's/^ *//')"
-log "captured plan: $(stat -c %s "$work/plan.body") bytes, Content-Type: $content_type: $(head -c 160 "$work/plan.body")"
+# The offset step of each shape: empty plans post the offset the session already has, steps move
+# by --step, jumps by --jump (more than a screen plus both buffers: every view leaves, as many enter).
+shape_step() {
+    case "$1" in
+        empty) echo 0 ;;
+        steps) echo "$step" ;;
+        jumps) echo "$jump" ;;
+        *) die "unknown shape $1 (empty, steps, jumps)" ;;
+    esac
+}
+IFS=',' read -r -a shape_list <<<"$shapes"
+for shape in "${shape_list[@]}"; do shape_step "$shape" >/dev/null; done
+
+# One real plan body per shape and its Content-Type, for nginx and the bare MHD server to answer:
+# session 1 takes two updates of the shape from a fresh spot (the first may still create views;
+# the second recycles and reuses as under load) and the second answer is kept.
+capture_y=1009
+for shape in "${shape_list[@]}"; do
+    s="$(shape_step "$shape")"
+    capture_y=$(( (capture_y + 20011) % max_y ))
+    for y in $(( (capture_y + s) % max_y )) $(( (capture_y + 2 * s) % max_y )); do
+        curl -sS --max-time 10 -D "$work/plan-$shape.headers" -o "$work/plan-$shape.body" -H 'Content-Type: application/json' \
+            --data "{\"offset\":[0,$y]}" "$vp_base/v1/sessions/${sessions[0]}/viewport" >/dev/null
+    done
+    grep -q '^HTTP/[0-9.]* 200' "$work/plan-$shape.headers" || { cat "$work/plan-$shape.headers" "$work/plan-$shape.body" >&2; die "viewport update did not answer 200"; }
+    log "captured $shape plan: $(stat -c %s "$work/plan-$shape.body") bytes: $(head -c 160 "$work/plan-$shape.body")"
+done
+content_type="$(grep -i '^content-type:' "$work/plan-${shape_list[0]}.headers" | head -n1 | cut -d: -f2- | tr -d '\r' | sed 's/^ *//')"
 
 # wrk Lua: each thread takes its slice of the sessions and cycles through it, so each of its
-# connections mostly drives its own session; every session's Y moves by --step per request,
-# down to the end of the content and back up.
-write_lua() {  # write_lua SESSION... > FILE
+# connections mostly drives its own session; every session's Y moves by the shape's step per
+# request, down to the end of the content and back up (a step of 0 repeats the same offset).
+write_lua() {  # write_lua STEP SESSION... > FILE
+    local s="$1"; shift
     echo "local all = {"
-    for s in "$@"; do echo "  \"$s\","; done
+    for id in "$@"; do echo "  \"$id\","; done
     echo "}"
     cat <<EOF
-local threads, step, max_y = $threads, $step, $max_y
+local threads, step, max_y = $threads, $s, $max_y
 local counter = 0
 function setup(thread)
   thread:set("tid", counter)
@@ -276,19 +309,21 @@ function request()
 end
 EOF
 }
-write_lua "${sessions[@]}" > "$work/viewport.lua"
-[[ -n "$st_base" ]] && write_lua "${store_sessions[@]}" > "$work/viewport-store.lua"
+for shape in "${shape_list[@]}"; do
+    write_lua "$(shape_step "$shape")" "${sessions[@]}" > "$work/viewport-$shape.lua"
+    [[ -n "$st_base" ]] && write_lua "$(shape_step "$shape")" "${store_sessions[@]}" > "$work/store-$shape.lua"
+done
 
-run_wrk() {  # run_wrk NAME ROUND BASE_URL [LUA] -> writes $work/wrk-NAME-ROUND.txt
-    local name="$1" round="$2" url="$3" script="${4:-$work/viewport.lua}" secs
+run_wrk() {  # run_wrk NAME SHAPE ROUND BASE_URL LUA -> writes $work/wrk-NAME-SHAPE-ROUND.txt
+    local name="$1" shape="$2" round="$3" url="$4" script="$5" secs
     secs="$(python3 -c "import re,sys; d=sys.argv[1]; m=re.fullmatch(r'(\d+)([smh]?)', d); print(int(m[1]) * {'':1,'s':1,'m':60,'h':3600}[m[2]])" "$duration")"
-    log "round $round/$rounds: wrk -t$threads -c$connections -d$duration --latency against $name ($url)"
+    log "round $round/$rounds, $shape: wrk -t$threads -c$connections -d$duration --latency against $name ($url)"
     timeout --signal=INT --kill-after=10 $((secs + 30)) \
         wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$script" "$url" \
-        > "$work/wrk-$name-$round.txt" 2>&1 || { cat "$work/wrk-$name-$round.txt" >&2; die "wrk against $name failed"; }
+        > "$work/wrk-$name-$shape-$round.txt" 2>&1 || { cat "$work/wrk-$name-$shape-$round.txt" >&2; die "wrk against $name failed"; }
 }
 
-# Summarize the wrk reports of one server over all rounds, tab-separated:
+# Summarize the wrk reports of one server on one shape over all rounds, tab-separated:
 #   median rps, median p50 ms, median p99 ms, non-2xx (sum), socket errors (sum),
 #   socket errors (text), requests (sum), per-round rps
 summarize_wrk() {
@@ -315,12 +350,27 @@ print("\t".join([f"{med(0):.0f}", f"{med(1):.3f}", f"{med(2):.3f}", str(sum(r[3]
 EOF
 }
 
+# nginx: one server block per shape, each on its own port, returning that shape's captured body.
+declare -A ng_port mhd_port
 if [[ $with_nginx -eq 1 ]]; then
-    # nginx returns the captured body verbatim: it must not contain what an nginx string would
-    # interpret ($variables) or end the quoted string.
-    if grep -q '[$\\'"'"']' "$work/plan.body"; then die "captured plan contains \$, \\ or ': cannot embed it in nginx.conf"; fi
-    ng_port="$(free_port)"
     mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
+    servers=""
+    for shape in "${shape_list[@]}"; do
+        # nginx returns the captured body verbatim: it must not contain what an nginx string would
+        # interpret ($variables) or end the quoted string.
+        if grep -q '[$\\'"'"']' "$work/plan-$shape.body"; then die "captured $shape plan contains \$, \\ or ': cannot embed it in nginx.conf"; fi
+        ng_port[$shape]="$(free_port)"
+        servers+="
+    server {
+        listen 127.0.0.1:${ng_port[$shape]};
+        location ~ ^/v1/sessions/[^/]+/viewport\$ {
+            if (\$request_method != POST) { return 405; }
+            default_type \"$content_type\";
+            return 200 '$(cat "$work/plan-$shape.body")';
+        }
+        location / { return 404; }
+    }"
+    done
     cat > "$work/nginx/nginx.conf" <<EOF
 daemon off;
 worker_processes 2;
@@ -336,72 +386,118 @@ http {
     scgi_temp_path $work/nginx/tmp/scgi;
     keepalive_requests 100000000;
     keepalive_timeout 600s;
-    server {
-        listen 127.0.0.1:$ng_port;
-        location ~ ^/v1/sessions/[^/]+/viewport\$ {
-            if (\$request_method != POST) { return 405; }
-            default_type "$content_type";
-            return 200 '$(cat "$work/plan.body")';
-        }
-        location / { return 404; }
-    }
+$servers
 }
 EOF
     "$nginx_bin" -p "$work/nginx" -e "$work/nginx/logs/error.log" -c "$work/nginx/nginx.conf" -t >/dev/null 2>"$work/nginx/test.log" \
         || { cat "$work/nginx/test.log" >&2; die "nginx -t rejected the config"; }
     "$nginx_bin" -p "$work/nginx" -e "$work/nginx/logs/error.log" -c "$work/nginx/nginx.conf" >"$work/nginx/stdout.log" 2>&1 &
     nginx_pid=$!
-    for ((i = 0; i < 100; i++)); do
-        curl -s --max-time 1 -o /dev/null "http://127.0.0.1:$ng_port/" && break
-        kill -0 "$nginx_pid" 2>/dev/null || { cat "$work/nginx/logs/error.log" >&2; die "nginx exited"; }
-        sleep 0.1
+    for shape in "${shape_list[@]}"; do
+        for ((i = 0; i < 100; i++)); do
+            curl -s --max-time 1 -o /dev/null "http://127.0.0.1:${ng_port[$shape]}/" && break
+            kill -0 "$nginx_pid" 2>/dev/null || { cat "$work/nginx/logs/error.log" >&2; die "nginx exited"; }
+            sleep 0.1
+        done
     done
-    curl -sS --max-time 5 -D "$work/nginx.headers" -o "$work/nginx.body" -H 'Content-Type: application/json' \
-        --data '{"offset":[0,1]}' "http://127.0.0.1:$ng_port/v1/sessions/${sessions[0]}/viewport" >/dev/null
-    cmp -s "$work/nginx.body" "$work/plan.body" || die "nginx does not answer the captured plan bytes"
-    grep -qi "^content-type: $content_type" "$work/nginx.headers" || die "nginx answers another Content-Type: $(grep -i '^content-type' "$work/nginx.headers")"
-    log "nginx on 127.0.0.1:$ng_port answers the same $(stat -c %s "$work/nginx.body") bytes (pid $nginx_pid)"
 fi
 
-# Interleaved rounds (viewportd, nginx, viewportd, nginx, ...), so that a neighbour's load on a
-# shared machine hits both alike; medians are reported.
-for ((round = 1; round <= rounds; round++)); do
-    run_wrk viewportd "$round" "$vp_base"
-    [[ -n "$st_base" ]] && run_wrk store "$round" "$st_base" "$work/viewport-store.lua"
-    [[ $with_nginx -eq 1 ]] && run_wrk nginx "$round" "http://127.0.0.1:$ng_port"
+# The bare libmicrohttpd server (scripts/mhd-reference.c), built here with the same MHD flags and
+# options as viewportd: one process per shape, answering that shape's bytes.
+if [[ $with_mhd -eq 1 ]]; then
+    cc -O2 -Wall -o "$work/mhd-reference" "$repo_root/scripts/mhd-reference.c" -lmicrohttpd \
+        || die "cannot build scripts/mhd-reference.c (libmicrohttpd-dev: scripts/install-deps.sh)"
+    mhd_threads="${http_threads:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"]["threads"])' "$repo_root/config/viewportd.json")}"
+    mhd_memory="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"]["connectionMemoryLimit"])' "$repo_root/config/viewportd.json")"
+    for shape in "${shape_list[@]}"; do
+        mhd_port[$shape]="$(free_port)"
+        "$work/mhd-reference" "${mhd_port[$shape]}" "$mhd_threads" "$mhd_memory" 600 "$work/plan-$shape.body" "$content_type" \
+            >"$work/mhd-$shape.log" 2>&1 &
+        mhd_pids+=($!)
+        for ((i = 0; i < 100; i++)); do
+            grep -q 'listening on' "$work/mhd-$shape.log" && break
+            kill -0 "${mhd_pids[-1]}" 2>/dev/null || { cat "$work/mhd-$shape.log" >&2; die "mhd-reference exited"; }
+            sleep 0.1
+        done
+    done
+    log "bare libmicrohttpd servers: $mhd_threads threads, $mhd_memory bytes per connection, ports $(for s in "${shape_list[@]}"; do printf '%s ' "${mhd_port[$s]}"; done)"
+fi
+
+# Each comparison server answers exactly the captured bytes with the same Content-Type.
+for shape in "${shape_list[@]}"; do
+    urls=()
+    [[ $with_nginx -eq 1 ]] && urls+=("http://127.0.0.1:${ng_port[$shape]}")
+    [[ $with_mhd -eq 1 ]] && urls+=("http://127.0.0.1:${mhd_port[$shape]}")
+    for url in "${urls[@]}"; do
+        curl -sS --max-time 5 -D "$work/check.headers" -o "$work/check.body" -H 'Content-Type: application/json' \
+            --data '{"offset":[0,1]}' "$url/v1/sessions/${sessions[0]}/viewport" >/dev/null
+        cmp -s "$work/check.body" "$work/plan-$shape.body" || die "$url does not answer the captured $shape plan bytes"
+        grep -qi "^content-type: $content_type" "$work/check.headers" || die "$url answers another Content-Type: $(grep -i '^content-type' "$work/check.headers")"
+    done
 done
 
-IFS=$'\t' read -r vp_rps vp_p50 vp_p99 vp_non2xx vp_sock vp_sock_text vp_reqs vp_rounds \
-    < <(summarize_wrk "$work"/wrk-viewportd-*.txt)
-if [[ -n "$st_base" ]]; then
-    IFS=$'\t' read -r st_rps st_p50 st_p99 st_non2xx st_sock st_sock_text st_reqs st_rounds \
-        < <(summarize_wrk "$work"/wrk-store-*.txt)
-fi
-if [[ $with_nginx -eq 1 ]]; then
-    IFS=$'\t' read -r ng_rps ng_p50 ng_p99 ng_non2xx ng_sock ng_sock_text ng_reqs ng_rounds \
-        < <(summarize_wrk "$work"/wrk-nginx-*.txt)
-fi
+# Interleaved rounds (per round, per shape: viewportd, nginx, bare MHD, ...), so that a
+# neighbour's load on a shared machine hits all alike; medians are reported.
+for ((round = 1; round <= rounds; round++)); do
+    for shape in "${shape_list[@]}"; do
+        run_wrk viewportd "$shape" "$round" "$vp_base" "$work/viewport-$shape.lua"
+        [[ -n "$st_base" ]] && run_wrk store "$shape" "$round" "$st_base" "$work/store-$shape.lua"
+        [[ $with_nginx -eq 1 ]] && run_wrk nginx "$shape" "$round" "http://127.0.0.1:${ng_port[$shape]}" "$work/viewport-$shape.lua"
+        [[ $with_mhd -eq 1 ]] && run_wrk mhd "$shape" "$round" "http://127.0.0.1:${mhd_port[$shape]}" "$work/viewport-$shape.lua"
+    done
+done
 
-# Evidence that the plans were real: one session's counters after the run.
-curl -sS --max-time 10 -o "$work/session0.json" "$vp_base/v1/sessions/${sessions[0]}" || true
-vp_stats="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("stats", d), separators=(",", ":")))' "$work/session0.json" 2>/dev/null || echo "?")"
+# Ratio of two servers' medians, and the range of their per-round ratios: "0.83 (0.80–0.86)".
+ratio() {  # ratio A_RPS A_ROUNDS B_RPS B_ROUNDS
+    python3 - "$@" <<'EOF'
+import sys
+a, ar, b, br = float(sys.argv[1]), sys.argv[2].split("/"), float(sys.argv[3]), sys.argv[4].split("/")
+per = [float(x) / float(y) for x, y in zip(ar, br)]
+print(f"{a / b:.2f}" + (f" ({min(per):.2f}–{max(per):.2f})" if len(per) > 1 else ""))
+EOF
+}
+
+status=0
+declare -A summary
+echo
+echo "== wrk -t$threads -c$connections -d$duration x $rounds round(s): POST /v1/sessions/{id}/viewport, $connections sessions, $items-item vertical list =="
+echo "   (load average before: $load_before; medians$([[ $rounds -gt 1 ]] && echo " of $rounds interleaved rounds, ratio ranges over the rounds"))"
+for shape in "${shape_list[@]}"; do
+    s="$(shape_step "$shape")"
+    echo
+    echo "-- $shape ($([[ $s -eq 0 ]] && echo "the same offset again: empty plans" || echo "$s pt per update")): $(stat -c %s "$work/plan-$shape.body")-byte plan: $(head -c 200 "$work/plan-$shape.body")$([[ $(stat -c %s "$work/plan-$shape.body") -gt 200 ]] && echo "…")"
+    printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "server" "requests/s" "p50 ms" "p99 ms" "requests" "non-2xx" "socket errors" "requests/s per round"
+    names=(viewportd)
+    [[ -n "$st_base" ]] && names+=(store)
+    [[ $with_nginx -eq 1 ]] && names+=(nginx)
+    [[ $with_mhd -eq 1 ]] && names+=(mhd)
+    declare -A rps_of rounds_of
+    for name in "${names[@]}"; do
+        IFS=$'\t' read -r rps p50 p99 non2xx sock sock_text reqs per_round < <(summarize_wrk "$work"/wrk-"$name"-"$shape"-*.txt)
+        rps_of[$name]="$rps" rounds_of[$name]="$per_round"
+        label="$name"; [[ $name == store ]] && label="+store"; [[ $name == mhd ]] && label="bare MHD"
+        printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "$label" "$rps" "$p50" "$p99" "$reqs" "$non2xx" "$sock_text" "$per_round"
+        if [[ $name == viewportd || $name == store ]] && [[ "$non2xx" -ne 0 || "$sock" -ne 0 ]]; then
+            echo "load: $name had errors on $shape"; status=1
+        fi
+        [[ $name == viewportd ]] && summary[$shape]="$rps	$p50	$p99	$((non2xx + sock))"
+    done
+    [[ -n "$st_base" ]] && echo "ratio with store / without: $(ratio "${rps_of[store]}" "${rounds_of[store]}" "${rps_of[viewportd]}" "${rounds_of[viewportd]}")  (target >= 0.8)"
+    [[ $with_nginx -eq 1 ]] && summary[$shape]+="	$(ratio "${rps_of[viewportd]}" "${rounds_of[viewportd]}" "${rps_of[nginx]}" "${rounds_of[nginx]}")" || summary[$shape]+="	-"
+    [[ $with_mhd -eq 1 ]] && summary[$shape]+="	$(ratio "${rps_of[viewportd]}" "${rounds_of[viewportd]}" "${rps_of[mhd]}" "${rounds_of[mhd]}")" || summary[$shape]+="	-"
+    unset rps_of rounds_of
+done
 
 echo
-echo "== wrk -t$threads -c$connections -d$duration x $rounds round(s): POST /v1/sessions/{id}/viewport, $connections sessions, $items-item vertical list, step $step pt =="
-echo "   (load average before: $load_before)"
-printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "server" "requests/s" "p50 ms" "p99 ms" "requests" "non-2xx" "socket errors" "requests/s per round"
-printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' viewportd "$vp_rps" "$vp_p50" "$vp_p99" "$vp_reqs" "$vp_non2xx" "$vp_sock_text" "$vp_rounds"
-if [[ -n "$st_base" ]]; then
-    printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "+store" "$st_rps" "$st_p50" "$st_p99" "$st_reqs" "$st_non2xx" "$st_sock_text" "$st_rounds"
-    echo "ratio with store / without requests/s: $(python3 -c "print(f'{$st_rps / $vp_rps:.2f}')")  (medians$([[ $rounds -gt 1 ]] && echo " of $rounds rounds"); target >= 0.8)"
-fi
-if [[ $with_nginx -eq 1 ]]; then
-    printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' nginx "$ng_rps" "$ng_p50" "$ng_p99" "$ng_reqs" "$ng_non2xx" "$ng_sock_text" "$ng_rounds"
-    echo "ratio viewportd/nginx requests/s: $(python3 -c "print(f'{$vp_rps / $ng_rps:.2f}')")  (medians$([[ $rounds -gt 1 ]] && echo " of $rounds rounds"))"
-fi
-echo "response: $(stat -c %s "$work/plan.body") bytes ($content_type): $(cat "$work/plan.body")"
-echo "viewportd session 1 of $connections after the run: $vp_stats"
-status=0
-if [[ "$vp_non2xx" -ne 0 || "$vp_sock" -ne 0 ]]; then echo "load: viewportd had errors"; status=1; fi
-if [[ -n "$st_base" ]] && [[ "$st_non2xx" -ne 0 || "$st_sock" -ne 0 ]]; then echo "load: viewportd with the store had errors"; status=1; fi
+echo "== viewportd against nginx and bare libmicrohttpd (targets: >= 0.85x nginx, >= 0.9x bare MHD, p99 <= 3 ms, no errors) =="
+printf '%-8s %8s %12s %8s %8s %8s  %-18s %s\n' "shape" "bytes" "requests/s" "p50 ms" "p99 ms" "errors" "vs nginx" "vs bare MHD"
+for shape in "${shape_list[@]}"; do
+    IFS=$'\t' read -r rps p50 p99 errors vs_ng vs_mhd <<<"${summary[$shape]}"
+    printf '%-8s %8s %12s %8s %8s %8s  %-18s %s\n' "$shape" "$(stat -c %s "$work/plan-$shape.body")" "$rps" "$p50" "$p99" "$errors" "$vs_ng" "$vs_mhd"
+done
+
+# Evidence that the plans were real: one session's counters after the run.
+curl -sS --max-time 10 -o "$work/session0.json" "$vp_base/v1/sessions/${sessions[1]}" || true
+vp_stats="$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d.get("stats", d), separators=(",", ":")))' "$work/session0.json" 2>/dev/null || echo "?")"
+echo "viewportd session 2 of $connections after the run: $vp_stats"
 exit $status
