@@ -86,7 +86,10 @@ let package = Package(
         .target(name: "CHeapStats"),
         .executableTarget(
             name: "viewport-bench",
-            dependencies: ["ViewportCore", "ViewportService", "ViewportHTTP", "CHeapStats"],
+            dependencies: [
+                "ViewportCore", "ViewportService", "ViewportHTTP", "CHeapStats",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

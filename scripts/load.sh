@@ -34,6 +34,9 @@
 #                      (default 1; use 3+ on a machine shared with other work)
 #   --no-nginx         rps mode: skip the nginx comparison
 #   --no-mhd           rps mode: skip the bare libmicrohttpd comparison
+#   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd and on the bare MHD server
+#                      during each of their wrk runs, into DIR/{viewportd,mhd}-SHAPE-ROUND.perf (read
+#                      with `perf report -i FILE` or scripts/perf-breakdown.py FILE --requests N)
 #   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
 #                      another loopback port, store.url set), in the same interleaved rounds, and
 #                      print the ratio with a store / without on each shape (README "Many instances,
@@ -45,7 +48,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -60,6 +63,7 @@ while [[ $# -gt 0 ]]; do
         --rounds) rounds="$2"; shift 2 ;;
         --no-nginx) with_nginx=0; shift ;;
         --no-mhd) with_mhd=0; shift ;;
+        --perf) perf_dir="$2"; shift 2 ;;
         --jump) jump="$2"; shift 2 ;;
         --shapes) shapes="$2"; shift 2 ;;
         --store) with_store=1; shift ;;
@@ -318,9 +322,21 @@ run_wrk() {  # run_wrk NAME SHAPE ROUND BASE_URL LUA -> writes $work/wrk-NAME-SH
     local name="$1" shape="$2" round="$3" url="$4" script="$5" secs
     secs="$(python3 -c "import re,sys; d=sys.argv[1]; m=re.fullmatch(r'(\d+)([smh]?)', d); print(int(m[1]) * {'':1,'s':1,'m':60,'h':3600}[m[2]])" "$duration")"
     log "round $round/$rounds, $shape: wrk -t$threads -c$connections -d$duration --latency against $name ($url)"
+    local perf_pid=""
+    local target_pid=""
+    [[ $name == viewportd ]] && target_pid="$vp_pid"
+    [[ $name == mhd ]] && target_pid="${mhd_pid_of[$shape]}"
+    if [[ -n "$perf_dir" && -n "$target_pid" ]]; then
+        mkdir -p "$perf_dir"
+        perf record -q -e cpu-clock -g -p "$target_pid" -o "$perf_dir/$name-$shape-$round.perf" -- sleep "$secs" \
+            >"$work/perf.log" 2>&1 &
+        perf_pid=$!
+    fi
     timeout --signal=INT --kill-after=10 $((secs + 30)) \
         wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$script" "$url" \
         > "$work/wrk-$name-$shape-$round.txt" 2>&1 || { cat "$work/wrk-$name-$shape-$round.txt" >&2; die "wrk against $name failed"; }
+    [[ -n "$perf_pid" ]] && { wait "$perf_pid" || { cat "$work/perf.log" >&2; die "perf record failed"; }; }
+    return 0
 }
 
 # Summarize the wrk reports of one server on one shape over all rounds, tab-separated:
@@ -351,7 +367,7 @@ EOF
 }
 
 # nginx: one server block per shape, each on its own port, returning that shape's captured body.
-declare -A ng_port mhd_port
+declare -A ng_port mhd_port mhd_pid_of
 if [[ $with_nginx -eq 1 ]]; then
     mkdir -p "$work/nginx/logs" "$work/nginx/tmp"
     servers=""
@@ -414,6 +430,7 @@ if [[ $with_mhd -eq 1 ]]; then
         "$work/mhd-reference" "${mhd_port[$shape]}" "$mhd_threads" "$mhd_memory" 600 "$work/plan-$shape.body" "$content_type" \
             >"$work/mhd-$shape.log" 2>&1 &
         mhd_pids+=($!)
+        mhd_pid_of[$shape]=$!
         for ((i = 0; i < 100; i++)); do
             grep -q 'listening on' "$work/mhd-$shape.log" && break
             kill -0 "${mhd_pids[-1]}" 2>/dev/null || { cat "$work/mhd-$shape.log" >&2; die "mhd-reference exited"; }
@@ -495,6 +512,17 @@ for shape in "${shape_list[@]}"; do
     IFS=$'\t' read -r rps p50 p99 errors vs_ng vs_mhd <<<"${summary[$shape]}"
     printf '%-8s %8s %12s %8s %8s %8s  %-18s %s\n' "$shape" "$(stat -c %s "$work/plan-$shape.body")" "$rps" "$p50" "$p99" "$errors" "$vs_ng" "$vs_mhd"
 done
+
+if [[ -n "$perf_dir" ]]; then
+    echo
+    echo "== perf: CPU per request by component (scripts/perf-breakdown.py) =="
+    for f in "$perf_dir"/*.perf; do
+        base="$(basename "$f" .perf)"
+        [[ -f "$work/wrk-$base.txt" ]] || continue
+        echo "-- $base"
+        "$repo_root/scripts/perf-breakdown.py" "$f" --requests "$(grep -o '[0-9]* requests in' "$work/wrk-$base.txt" | cut -d' ' -f1)" || true
+    done
+fi
 
 # Evidence that the plans were real: one session's counters after the run.
 curl -sS --max-time 10 -o "$work/session0.json" "$vp_base/v1/sessions/${sessions[1]}" || true
