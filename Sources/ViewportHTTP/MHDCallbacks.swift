@@ -17,6 +17,8 @@ import Darwin
 func mhdRequestStarted(
     _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
+    guard let cls else { return nil }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context: RequestContext
     if let uri {
         let length = strlen(uri)
@@ -24,18 +26,19 @@ func mhdRequestStarted(
         if let mark = bytes.firstIndex(of: UInt8(ascii: "?")) {
             context = RequestContext(
                 path: String(decoding: bytes[..<mark], as: UTF8.self),
-                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self))
+                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self), core: core)
         } else {
-            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil)
+            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil, core: core)
         }
     } else {
-        context = RequestContext(path: "/", query: nil)
+        context = RequestContext(path: "/", query: nil, core: core)
     }
     return Unmanaged.passRetained(context).toOpaque()
 }
 
 /// MHD_OPTION_NOTIFY_COMPLETED: the request is over (answered, or the connection died).
-/// Releases the context; a `.stream` sink that never saw its end gets `finish(truncated: true)`.
+/// Tells the request's state machine (a sink that never saw its end gets `finish(truncated: true)`,
+/// an accepted WebSocket never upgraded `closed()`) and releases the context.
 func mhdRequestCompleted(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: MHD_RequestTerminationCode
@@ -44,19 +47,7 @@ func mhdRequestCompleted(
     conCls.pointee = nil
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    if case .stream(_, let sink) = context.phase {
-        context.phase = .done
-        _ = sink.finish(truncated: true)
-    }
-    if let acceptance = context.webSocket {
-        // The 101 was queued but the connection ended before MHD upgraded it.
-        context.webSocket = nil
-        acceptance.handler.closed()
-    }
-    // A request that ended mid-body (client gone) still holds its share of the body budget.
-    core.releaseBody(context.reservedBody)
-    context.reservedBody = 0
-    if context.admitted {
+    if context.machine.completed() {
         core.inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 }
@@ -81,7 +72,7 @@ func mhdAccessHandler(
         context = Unmanaged<RequestContext>.fromOpaque(made).takeUnretainedValue()
     }
     let driver = RequestDriver(core: core, connection: connection, context: context)
-    if context.head == nil {
+    if context.machine.isAwaitingHead {
         return driver.begin(method: method, version: version)
     }
     let size = uploadDataSize.pointee
@@ -152,11 +143,10 @@ func mhdUpgraded(
     }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(conCls).takeUnretainedValue()
-    guard let acceptance = context.webSocket else {
+    guard let acceptance = context.machine.takeWebSocket() else {
         _ = viewport_mhd_upgrade_close(upgradeHandle)
         return
     }
-    context.webSocket = nil
     var initialBytes: [UInt8] = []
     if let extraIn, extraInSize > 0 {
         initialBytes = Array(UnsafeRawBufferPointer(start: extraIn, count: extraInSize))
