@@ -45,7 +45,7 @@ COMPONENTS = [
     ("  session lookup + lock (withSession)", r"SessionStoreC04withC0_4hint"),
     ("  ViewportSession.apply (the plan)", r"SessionV5applyy"),
     ("  PlanEncoder.encode", r"PlanEncoderO6encode_6layout"),
-    ("  ServiceMetrics.recordRequest", r"ServiceMetricsC13recordRequest"),
+    ("  ServiceMetrics.recordRequest", r"MetricsC13recordRequest5route"),
     ("  RequestDriver.queue (response to MHD)", r"RequestDriver(V|C)?5queue"),
     ("MHD_queue_response", r"^MHD_queue_response"),
     ("MHD_create_response_from_buffer", r"^MHD_create_response_from_buffer"),

@@ -34,8 +34,10 @@
 #                      (default 1; use 3+ on a machine shared with other work)
 #   --no-nginx         rps mode: skip the nginx comparison
 #   --no-mhd           rps mode: skip the bare libmicrohttpd comparison
-#   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd and on the bare MHD server
-#                      during each of their wrk runs, into DIR/{viewportd,mhd}-SHAPE-ROUND.perf (read
+#   --baseline PATH    rps mode: also run this viewportd binary (another build) in the same interleaved
+#                      rounds, and print the ratio viewportd / baseline on each shape (A/B)
+#   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd, the baseline and the bare
+#                      MHD server during each of their wrk runs, into DIR/NAME-SHAPE-ROUND.perf (read
 #                      with `perf report -i FILE` or scripts/perf-breakdown.py FILE --requests N)
 #   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
 #                      another loopback port, store.url set), in the same interleaved rounds, and
@@ -48,7 +50,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir=""
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -64,6 +66,7 @@ while [[ $# -gt 0 ]]; do
         --no-nginx) with_nginx=0; shift ;;
         --no-mhd) with_mhd=0; shift ;;
         --perf) perf_dir="$2"; shift 2 ;;
+        --baseline) baseline="$2"; shift 2 ;;
         --jump) jump="$2"; shift 2 ;;
         --shapes) shapes="$2"; shift 2 ;;
         --store) with_store=1; shift ;;
@@ -92,7 +95,7 @@ fi
 
 # --- cleanup of everything we start --------------------------------------------------------
 work="$(mktemp -d -t viewportd-load.XXXXXX)"
-vp_pid="" nginx_pid="" st_pid="" redis_pid="" mhd_pids=()
+vp_pid="" nginx_pid="" st_pid="" redis_pid="" mhd_pids=() bl_pid=""
 stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
     local p="$1" i
     [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null || return 0
@@ -101,7 +104,7 @@ stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
     kill -KILL "$p" 2>/dev/null || true
 }
 cleanup() {
-    stop_pid "$nginx_pid"; stop_pid "$vp_pid"; stop_pid "$st_pid"; stop_pid "$redis_pid"
+    stop_pid "$nginx_pid"; stop_pid "$vp_pid"; stop_pid "$st_pid"; stop_pid "$redis_pid"; stop_pid "$bl_pid"
     local p; for p in "${mhd_pids[@]}"; do stop_pid "$p"; done
     wait 2>/dev/null || true
     rm -rf "$work"
@@ -150,6 +153,22 @@ if [[ "$mode" == rps && $with_store -eq 1 ]]; then
         sleep 0.1
     done
     log "viewportd with store.url=redis://127.0.0.1:$redis_port on $st_base (pid $st_pid)"
+fi
+
+# --- with --baseline: the other build, configured alike -------------------------------------
+bl_base=""
+if [[ "$mode" == rps && -n "$baseline" ]]; then
+    [[ -x "$baseline" ]] || die "no executable at $baseline"
+    bl_port="$(free_port)"
+    bl_base="http://127.0.0.1:$bl_port"
+    ( cd "$repo_root" && exec env "${env_args[@]/#HTTP_PORT=*/HTTP_PORT=$bl_port}" "$baseline" ) >"$work/viewportd-baseline.log" 2>&1 &
+    bl_pid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q 'listening on http://' "$work/viewportd-baseline.log" && break
+        kill -0 "$bl_pid" 2>/dev/null || { cat "$work/viewportd-baseline.log" >&2; die "baseline viewportd exited before listening"; }
+        sleep 0.1
+    done
+    log "baseline viewportd $baseline on $bl_base (pid $bl_pid)"
 fi
 
 # --- layout --------------------------------------------------------------------------------
@@ -246,6 +265,13 @@ if [[ -n "$st_base" ]]; then
     [[ "$code" == 201 || "$code" == 200 ]] || die "POST /v1/layouts (store) answered $code"
     for ((i = 0; i < connections; i++)); do store_sessions+=("$(open_session "$st_base")"); done
 fi
+baseline_sessions=()
+if [[ -n "$bl_base" ]]; then
+    code="$(curl -sS --max-time 300 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary @"$work/layout.json" "$bl_base/v1/layouts")"
+    [[ "$code" == 201 || "$code" == 200 ]] || die "POST /v1/layouts (baseline) answered $code"
+    for ((i = 0; i < connections; i++)); do baseline_sessions+=("$(open_session "$bl_base")"); done
+fi
 
 # The offset step of each shape: empty plans post the offset the session already has, steps move
 # by --step, jumps by --jump (more than a screen plus both buffers: every view leaves, as many enter).
@@ -316,6 +342,7 @@ EOF
 for shape in "${shape_list[@]}"; do
     write_lua "$(shape_step "$shape")" "${sessions[@]}" > "$work/viewport-$shape.lua"
     [[ -n "$st_base" ]] && write_lua "$(shape_step "$shape")" "${store_sessions[@]}" > "$work/store-$shape.lua"
+    [[ -n "$bl_base" ]] && write_lua "$(shape_step "$shape")" "${baseline_sessions[@]}" > "$work/baseline-$shape.lua"
 done
 
 run_wrk() {  # run_wrk NAME SHAPE ROUND BASE_URL LUA -> writes $work/wrk-NAME-SHAPE-ROUND.txt
@@ -326,6 +353,7 @@ run_wrk() {  # run_wrk NAME SHAPE ROUND BASE_URL LUA -> writes $work/wrk-NAME-SH
     local target_pid=""
     [[ $name == viewportd ]] && target_pid="$vp_pid"
     [[ $name == mhd ]] && target_pid="${mhd_pid_of[$shape]}"
+    [[ $name == baseline ]] && target_pid="$bl_pid"
     if [[ -n "$perf_dir" && -n "$target_pid" ]]; then
         mkdir -p "$perf_dir"
         perf record -q -e cpu-clock -g -p "$target_pid" -o "$perf_dir/$name-$shape-$round.perf" -- sleep "$secs" \
@@ -453,14 +481,26 @@ for shape in "${shape_list[@]}"; do
     done
 done
 
-# Interleaved rounds (per round, per shape: viewportd, nginx, bare MHD, ...), so that a
-# neighbour's load on a shared machine hits all alike; medians are reported.
+# Interleaved rounds (per round, per shape: viewportd, nginx, bare MHD, ...; the order rotates
+# from round to round), so that a neighbour's load on a shared machine hits all alike; medians are
+# reported.
+order=(viewportd)
+[[ -n "$st_base" ]] && order+=(store)
+[[ -n "$bl_base" ]] && order+=(baseline)
+[[ $with_nginx -eq 1 ]] && order+=(nginx)
+[[ $with_mhd -eq 1 ]] && order+=(mhd)
 for ((round = 1; round <= rounds; round++)); do
     for shape in "${shape_list[@]}"; do
-        run_wrk viewportd "$shape" "$round" "$vp_base" "$work/viewport-$shape.lua"
-        [[ -n "$st_base" ]] && run_wrk store "$shape" "$round" "$st_base" "$work/store-$shape.lua"
-        [[ $with_nginx -eq 1 ]] && run_wrk nginx "$shape" "$round" "http://127.0.0.1:${ng_port[$shape]}" "$work/viewport-$shape.lua"
-        [[ $with_mhd -eq 1 ]] && run_wrk mhd "$shape" "$round" "http://127.0.0.1:${mhd_port[$shape]}" "$work/viewport-$shape.lua"
+        for ((k = 0; k < ${#order[@]}; k++)); do
+            name="${order[$(( (k + round - 1) % ${#order[@]} ))]}"
+            case "$name" in
+                viewportd) run_wrk viewportd "$shape" "$round" "$vp_base" "$work/viewport-$shape.lua" ;;
+                store) run_wrk store "$shape" "$round" "$st_base" "$work/store-$shape.lua" ;;
+                baseline) run_wrk baseline "$shape" "$round" "$bl_base" "$work/baseline-$shape.lua" ;;
+                nginx) run_wrk nginx "$shape" "$round" "http://127.0.0.1:${ng_port[$shape]}" "$work/viewport-$shape.lua" ;;
+                mhd) run_wrk mhd "$shape" "$round" "http://127.0.0.1:${mhd_port[$shape]}" "$work/viewport-$shape.lua" ;;
+            esac
+        done
     done
 done
 
@@ -486,6 +526,7 @@ for shape in "${shape_list[@]}"; do
     printf '%-10s %12s %10s %10s %10s %10s  %-16s %s\n' "server" "requests/s" "p50 ms" "p99 ms" "requests" "non-2xx" "socket errors" "requests/s per round"
     names=(viewportd)
     [[ -n "$st_base" ]] && names+=(store)
+    [[ -n "$bl_base" ]] && names+=(baseline)
     [[ $with_nginx -eq 1 ]] && names+=(nginx)
     [[ $with_mhd -eq 1 ]] && names+=(mhd)
     declare -A rps_of rounds_of
@@ -499,6 +540,7 @@ for shape in "${shape_list[@]}"; do
         fi
         [[ $name == viewportd ]] && summary[$shape]="$rps	$p50	$p99	$((non2xx + sock))"
     done
+    [[ -n "$bl_base" ]] && echo "ratio viewportd / baseline: $(ratio "${rps_of[viewportd]}" "${rounds_of[viewportd]}" "${rps_of[baseline]}" "${rounds_of[baseline]}")  (baseline: $baseline)"
     [[ -n "$st_base" ]] && echo "ratio with store / without: $(ratio "${rps_of[store]}" "${rounds_of[store]}" "${rps_of[viewportd]}" "${rounds_of[viewportd]}")  (target >= 0.8)"
     [[ $with_nginx -eq 1 ]] && summary[$shape]+="	$(ratio "${rps_of[viewportd]}" "${rounds_of[viewportd]}" "${rps_of[nginx]}" "${rounds_of[nginx]}")" || summary[$shape]+="	-"
     [[ $with_mhd -eq 1 ]] && summary[$shape]+="	$(ratio "${rps_of[viewportd]}" "${rounds_of[viewportd]}" "${rps_of[mhd]}" "${rounds_of[mhd]}")" || summary[$shape]+="	-"

@@ -10,6 +10,8 @@ extension HTTPResponse {
         switch body {
         case .bytes(let whole):
             bytes = whole
+        case .buffer(let buffer):
+            bytes = buffer.bytes
         case .stream(let stream):
             bytes = []
             while let chunk = stream.nextChunk() { bytes += chunk }

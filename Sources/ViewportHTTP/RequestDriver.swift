@@ -17,29 +17,25 @@ struct RequestDriver {
 
     /// First call: the head is complete.
     func begin(method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> MHD_Result {
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(8)
-        withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, mhdCollectHeader, pointer)
-        }
-        var contentLength: Int?
-        var chunked = false
-        for field in headers {
-            if asciiCaseInsensitiveEquals(field.name, "Content-Length") {
-                contentLength = Int(field.value.trimmingASCIISpaces())
-            } else if asciiCaseInsensitiveEquals(field.name, "Transfer-Encoding") {
-                chunked = field.value.lowercased().contains("chunked")
-            }
-        }
-        if chunked { contentLength = nil }
+        let (fields, contentLength) = HeaderCollector.collect(connection)
         let head = HTTPRequestHead(
-            method: method.map { String(cString: $0) } ?? "GET",
-            path: context.path, query: context.query,
-            headers: headers, contentLength: contentLength)
+            method: method.map(Self.method) ?? "GET", path: context.path, query: context.query,
+            fields: fields, contentLength: contentLength)
         let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
         let action = context.machine.headReceived(
             head, admitted: core.admit(), isHTTP11: isHTTP11, now: SocketWriter.monotonicSeconds)
         return perform(action)
+    }
+
+    /// The method as a string: the common ones as literals (no UTF-8 validation, no copy).
+    static func method(_ text: UnsafePointer<CChar>) -> String {
+        switch (text[0], text[1]) {
+        case (0x50, 0x4F) where strcmp(text, "POST") == 0: return "POST"
+        case (0x47, 0x45) where strcmp(text, "GET") == 0: return "GET"
+        case (0x50, 0x55) where strcmp(text, "PUT") == 0: return "PUT"
+        case (0x44, 0x45) where strcmp(text, "DELETE") == 0: return "DELETE"
+        default: return String(cString: text)
+        }
     }
 
     /// A body chunk arrived (`*upload_data_size` is already set to 0).
@@ -156,6 +152,15 @@ struct RequestDriver {
                 MHD_create_response_from_buffer(
                     raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
             }
+        case .buffer(let buffer):
+            // MHD frees the memory when it is done with it (also if queueing fails).
+            if let memory = buffer.take() {
+                created = MHD_create_response_from_buffer(buffer.count, memory, .RESPMEM_MUST_FREE)
+                if created == nil { free(memory) }
+            } else {
+                core.log("a response buffer was queued twice (status \(response.status))")
+                created = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+            }
         case .stream(let stream):
             let box = Unmanaged.passRetained(ResponseStreamBox(stream))
             created = MHD_create_response_from_callback(
@@ -167,7 +172,9 @@ struct RequestDriver {
             return .NO
         }
         for field in response.headers {
-            if MHD_add_response_header(mhdResponse, field.name, field.value) != .YES {
+            // withCString: a native string is passed as it is (the implicit conversion copied it).
+            let added = field.name.withCString { name in field.value.withCString { MHD_add_response_header(mhdResponse, name, $0) } }
+            if added != .YES {
                 core.log("dropped invalid response header '\(field.name)'")
             }
         }

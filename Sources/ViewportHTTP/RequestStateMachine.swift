@@ -376,6 +376,8 @@ struct RequestStateMachine {
         switch response.body {
         case .bytes(let bytes):
             live.append(chunk: bytes)
+        case .buffer(let buffer):
+            live.append(chunk: buffer.bytes)
         case .stream(let stream):
             while let chunk = stream.nextChunk() { live.append(chunk: chunk) }
         }

@@ -70,7 +70,11 @@ enum ServiceBench {
                     for k in 0..<sessions {
                         handlerYs[k] = bounce(handlerYs[k], step, maxY)
                         let response = client.send("POST", paths[k], json: Array(#"{"offset":[0,\#(Int(reflect(handlerYs[k], maxY)))]}"#.utf8))
-                        if case .bytes(let body) = response.body { bytesOut &+= body.count }
+                        switch response.body {
+                        case .buffer(let buffer): bytesOut &+= buffer.count
+                        case .bytes(let bytes): bytesOut &+= bytes.count
+                        case .stream: break
+                        }
                     }
                 }
                 let handler = (now() - t0) / Double(handlerRounds * sessions) * 1e9
@@ -117,7 +121,7 @@ enum ServiceBench {
 
     /// The string value of `"name":"…"` in a 201 JSON body (ids are plain hex).
     private static func field(_ name: String, of response: HTTPResponse) -> String {
-        guard case .bytes(let body) = response.body, response.status == 201 else { fatalError("\(name): status \(response.status)") }
+        guard let body = response.body.inMemoryBytes, response.status == 201 else { fatalError("\(name): status \(response.status)") }
         let marker = Array("\"\(name)\":\"".utf8)
         guard let start = (0...(body.count - marker.count)).first(where: { body[$0..<($0 + marker.count)].elementsEqual(marker) }) else {
             fatalError("no \(name) in the response")
