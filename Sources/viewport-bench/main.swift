@@ -51,6 +51,9 @@ switch CommandLine.arguments.dropFirst(2).first {
 case "service-load":
     try ServiceBench.runServiceLoad()
     exit(0)
+case "net":
+    try NetBench.run(Array(CommandLine.arguments.dropFirst(3)))
+    exit(0)
 case "serve":
     try ServiceBench.serve(port: CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? 0)
 default:

@@ -108,6 +108,11 @@ public struct JSONWriter: ~Copyable {
         count = 0
     }
 
+    /// Removes what was written after the first `count` bytes (a plan that failed halfway).
+    public mutating func truncate(to count: Int) {
+        self.count = Swift.max(0, Swift.min(self.count, count))
+    }
+
     // MARK: - Structure
 
     @inline(__always)
