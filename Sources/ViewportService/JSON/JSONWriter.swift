@@ -203,12 +203,23 @@ public struct JSONWriter: ~Copyable {
         appendDecimal(value)
     }
 
+    /// An integer with no comma before it (for hand-assembled fragments, see ``raw(_:)``).
+    @inline(__always)
+    public mutating func rawInt(_ value: Int) {
+        appendDecimal(value)
+    }
+
     /// Writes a number: integral values with |value| < 2^53 as integers (`1200`, `-5`, and
     /// `-0.0` as `0`), others in the shortest form that reads back as the same double
     /// (`0.1`, `1e-07`, `1.7976931348623157e+308`). JSON has no NaN or infinity: those are
     /// written as `null` (a programming error; asserts in debug builds).
     public mutating func number(_ value: Double) {
         separate()
+        rawNumber(value)
+    }
+
+    /// ``number(_:)`` with no comma before it (for hand-assembled fragments, see ``raw(_:)``).
+    public mutating func rawNumber(_ value: Double) {
         // `abs(value) < 2^53` is false for NaN and infinities, and makes `Int(value)` safe.
         if abs(value) < 9_007_199_254_740_992 {
             let integer = Int(value)
