@@ -18,7 +18,19 @@
 #
 #   scripts/load.sh stream [options]
 #       Posts a 1,000,000-item layout (timed: post + index), opens a session and sends
-#       1,000,000 small-step updates as one NDJSON stream with curl; prints updates/s.
+#       1,000,000 small-step updates as one NDJSON stream with curl; prints updates/s. Then runs
+#       the native client (`viewport-bench 0 net`, Sources/viewport-bench/NetBench.swift) on a
+#       layout of the same size: NDJSON streams of small steps and of jumps (--jumps, random
+#       offsets) sent whole before anything is read; the same traces over a WebSocket,
+#       pipelined, as a ratio of the NDJSON rate (target >= 0.5); sequential WebSocket round
+#       trips (--round-trips) against a bare TCP ping-pong on loopback in the same run (target
+#       <= 2x).
+#
+#   scripts/load.sh sessions [options]
+#       Posts the 10,000-row list and opens sessions in steps (--counts, default
+#       1000,10000,100000; `viewport-bench 0 open-sessions`, one keep-alive connection); after
+#       each step prints viewportd's RSS, its growth per session (target <= 2 KiB), and the wrk
+#       load of the rps mode (steps of --step pt) spread over all the sessions open.
 #
 # Options:
 #   --binary PATH      use this viewportd instead of building one
@@ -34,6 +46,10 @@
 #                      (default 1; use 3+ on a machine shared with other work)
 #   --no-nginx         rps mode: skip the nginx comparison
 #   --no-mhd           rps mode: skip the bare libmicrohttpd comparison
+#   --jumps N          stream mode: jumps in the native client's jump stream (default 100000)
+#   --round-trips N    stream mode: sequential WebSocket round trips (default 20000)
+#   --counts LIST      sessions mode: session counts to reach (default 1000,10000,100000)
+#   --bench PATH       the viewport-bench binary (default: beside viewportd, built if missing)
 #   --baseline PATH    rps mode: also run this viewportd binary (another build) in the same interleaved
 #                      rounds, and print the ratio viewportd / baseline on each shape (A/B)
 #   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd, the baseline and the bare
@@ -47,10 +63,10 @@ set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode=rps
-if [[ "${1:-}" == rps || "${1:-}" == stream ]]; then mode="$1"; shift; fi
+if [[ "${1:-}" == rps || "${1:-}" == stream || "${1:-}" == sessions ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline=""
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline="" jumps=100000 round_trips=20000 counts=1000,10000,100000 bench=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -67,6 +83,10 @@ while [[ $# -gt 0 ]]; do
         --no-mhd) with_mhd=0; shift ;;
         --perf) perf_dir="$2"; shift 2 ;;
         --baseline) baseline="$2"; shift 2 ;;
+        --jumps) jumps="$2"; shift 2 ;;
+        --round-trips) round_trips="$2"; shift 2 ;;
+        --counts) counts="$2"; shift 2 ;;
+        --bench) bench="$2"; shift 2 ;;
         --jump) jump="$2"; shift 2 ;;
         --shapes) shapes="$2"; shift 2 ;;
         --store) with_store=1; shift ;;
@@ -92,6 +112,14 @@ if [[ -z "$binary" ]]; then
     binary="$(cd "$repo_root" && swift build -c release --scratch-path "$scratch" --show-bin-path)/viewportd"
 fi
 [[ -x "$binary" ]] || die "no executable at $binary"
+if [[ "$mode" != rps && -z "$bench" ]]; then
+    bench="$(dirname "$binary")/viewport-bench"
+    if [[ ! -x "$bench" ]]; then
+        log "building release viewport-bench (scratch path $scratch)"
+        (cd "$repo_root" && swift build -c release --scratch-path "$scratch" --product viewport-bench >&2)
+        bench="$(cd "$repo_root" && swift build -c release --scratch-path "$scratch" --show-bin-path)/viewport-bench"
+    fi
+fi
 
 # --- cleanup of everything we start --------------------------------------------------------
 work="$(mktemp -d -t viewportd-load.XXXXXX)"
@@ -120,7 +148,8 @@ free_port() {
 vp_port="$(free_port)"
 vp_base="http://127.0.0.1:$vp_port"
 env_args=(HTTP_HOST=127.0.0.1 HTTP_PORT="$vp_port"
-          SESSIONS_MAX=$((connections + 1000)) LAYOUTS_MAX_ITEMS=$((items > 2000000 ? items : 2000000))
+          SESSIONS_MAX=$(( $([[ $mode == sessions ]] && tr ',' '\n' <<<"$counts" | sort -n | tail -1 || echo "$connections") + 1000 ))
+          SESSIONS_IDLE_TIMEOUT=3600 LAYOUTS_MAX_ITEMS=$((items > 2000000 ? items : 2000000))
           HTTP_MAX_BODY_BYTES=1073741824 HTTP_CONNECTION_TIMEOUT=600)
 [[ -n "$http_threads" ]] && env_args+=(HTTP_THREADS="$http_threads")
 ( cd "$repo_root" && exec env "${env_args[@]}" "$binary" ) >"$work/viewportd.log" 2>&1 &
@@ -215,6 +244,33 @@ open_session() {  # open_session [BASE_URL]: prints the session id
 content_h=$((items * 50))
 max_y=$((content_h > 667 ? content_h - 667 : 1))
 
+# Summarize the wrk reports of one server on one shape over all rounds, tab-separated:
+#   median rps, median p50 ms, median p99 ms, non-2xx (sum), socket errors (sum),
+#   socket errors (text), requests (sum), per-round rps
+summarize_wrk() {
+    python3 - "$@" <<'EOF'
+import re, statistics, sys
+def ms(v, unit):
+    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+rows = []
+for path in sys.argv[1:]:
+    text = open(path).read()
+    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", text)[1])
+    lat = dict((p, ms(v, u)) for p, v, u in re.findall(r"^\s*(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M))
+    non2xx = int((re.search(r"Non-2xx or 3xx responses:\s*(\d+)", text) or [0, 0])[1])
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    sock = [int(x) for x in sock.groups()] if sock else [0, 0, 0, 0]
+    reqs = int(re.search(r"(\d+) requests in", text)[1])
+    rows.append((rps, lat.get("50", float("nan")), lat.get("99", float("nan")), non2xx, sock, reqs))
+med = lambda i: statistics.median(r[i] for r in rows)
+sock = [sum(r[4][k] for r in rows) for k in range(4)]
+sock_text = "none" if sum(sock) == 0 else "connect %d read %d write %d timeout %d" % tuple(sock)
+print("\t".join([f"{med(0):.0f}", f"{med(1):.3f}", f"{med(2):.3f}", str(sum(r[3] for r in rows)),
+                 str(sum(sock)), sock_text, str(sum(r[5] for r in rows)),
+                 "/".join(f"{r[0]:.0f}" for r in rows)]))
+EOF
+}
+
 # =========================================================================================
 if [[ "$mode" == stream ]]; then
     session="$(open_session)"
@@ -250,6 +306,63 @@ EOF
     printf '%-34s %s in %s s\n' "updates -> plans:" "$lines" "$secs"
     printf '%-34s %s updates/s\n' "throughput:" "$rate"
     printf '%-34s %s bytes of plans\n' "response:" "$(stat -c %s "$work/plans.ndjson")"
+    rm -f "$work/plans.ndjson" "$work/updates.ndjson"
+    echo
+    echo "== native client (viewport-bench 0 net): $items-item layout, $updates small steps, $jumps jumps, $round_trips round trips =="
+    "$bench" 0 net "$vp_port" "$items" "$updates" "$jumps" "$round_trips"
+    exit 0
+fi
+
+# =========================================================================================
+if [[ "$mode" == sessions ]]; then
+    rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$vp_pid/status"; }
+    base_kb="$(rss_kb)"
+    : > "$work/sessions.txt"
+    opened=0
+    cat > "$work/sessions.lua" <<EOF
+local step, max_y = $step, $max_y
+local ids = {}
+for line in io.lines("$work/sessions.txt") do ids[#ids + 1] = line end
+local counter = 0
+function setup(thread)
+  thread:set("tid", counter)
+  counter = counter + 1
+end
+function init(args)
+  nxt = tid
+  ys = {}
+end
+function request()
+  nxt = nxt % #ids + 1
+  local y = ((ys[nxt] or (nxt * 7919) % max_y) + step) % (2 * max_y)
+  ys[nxt] = y
+  if y > max_y then y = 2 * max_y - y end
+  return wrk.format("POST", "/v1/sessions/" .. ids[nxt] .. "/viewport", { ["Content-Type"] = "application/json" },
+                    '{"offset":[0,' .. y .. ']}')
+end
+EOF
+    rows=()
+    IFS=',' read -r -a count_list <<<"$counts"
+    for n in "${count_list[@]}"; do
+        (( n > opened )) || continue
+        log "opening $((n - opened)) sessions (to $n)"
+        "$bench" 0 open-sessions "$vp_port" "$layout_id" "$((n - opened))" "$work/sessions.txt" >&2
+        opened=$n
+        sleep 1
+        kb="$(rss_kb)"
+        per="$(( (kb - base_kb) * 1024 / n ))"
+        log "wrk -t$threads -c$connections -d$duration over $n sessions"
+        timeout --signal=INT --kill-after=10 600 wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency \
+            -s "$work/sessions.lua" "$vp_base" > "$work/wrk-sessions-$n.txt" 2>&1 || { cat "$work/wrk-sessions-$n.txt" >&2; die "wrk failed"; }
+        IFS=$'\t' read -r rps p50 p99 non2xx sock sock_text reqs per_round < <(summarize_wrk "$work/wrk-sessions-$n.txt")
+        after_kb="$(rss_kb)"
+        rows+=("$(printf '%-10s %10s %14s %14s %12s %8s %8s %8s' "$n" "$((kb / 1024))" "$per" "$((after_kb / 1024))" "$rps" "$p50" "$p99" "$((non2xx + sock))")")
+    done
+    echo
+    echo "== sessions at scale: $items-row list, wrk -t$threads -c$connections -d$duration, $step pt steps spread over every open session =="
+    echo "   (RSS with the layout and no session: $((base_kb / 1024)) MB; load average before: $load_before)"
+    printf '%-10s %10s %14s %14s %12s %8s %8s %8s\n' "sessions" "RSS MB" "bytes/session" "RSS after MB" "requests/s" "p50 ms" "p99 ms" "errors"
+    for row in "${rows[@]}"; do echo "$row"; done
     exit 0
 fi
 
@@ -365,33 +478,6 @@ run_wrk() {  # run_wrk NAME SHAPE ROUND BASE_URL LUA -> writes $work/wrk-NAME-SH
         > "$work/wrk-$name-$shape-$round.txt" 2>&1 || { cat "$work/wrk-$name-$shape-$round.txt" >&2; die "wrk against $name failed"; }
     [[ -n "$perf_pid" ]] && { wait "$perf_pid" || { cat "$work/perf.log" >&2; die "perf record failed"; }; }
     return 0
-}
-
-# Summarize the wrk reports of one server on one shape over all rounds, tab-separated:
-#   median rps, median p50 ms, median p99 ms, non-2xx (sum), socket errors (sum),
-#   socket errors (text), requests (sum), per-round rps
-summarize_wrk() {
-    python3 - "$@" <<'EOF'
-import re, statistics, sys
-def ms(v, unit):
-    return float(v) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
-rows = []
-for path in sys.argv[1:]:
-    text = open(path).read()
-    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", text)[1])
-    lat = dict((p, ms(v, u)) for p, v, u in re.findall(r"^\s*(50|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M))
-    non2xx = int((re.search(r"Non-2xx or 3xx responses:\s*(\d+)", text) or [0, 0])[1])
-    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    sock = [int(x) for x in sock.groups()] if sock else [0, 0, 0, 0]
-    reqs = int(re.search(r"(\d+) requests in", text)[1])
-    rows.append((rps, lat.get("50", float("nan")), lat.get("99", float("nan")), non2xx, sock, reqs))
-med = lambda i: statistics.median(r[i] for r in rows)
-sock = [sum(r[4][k] for r in rows) for k in range(4)]
-sock_text = "none" if sum(sock) == 0 else "connect %d read %d write %d timeout %d" % tuple(sock)
-print("\t".join([f"{med(0):.0f}", f"{med(1):.3f}", f"{med(2):.3f}", str(sum(r[3] for r in rows)),
-                 str(sum(sock)), sock_text, str(sum(r[5] for r in rows)),
-                 "/".join(f"{r[0]:.0f}" for r in rows)]))
-EOF
 }
 
 # nginx: one server block per shape, each on its own port, returning that shape's captured body.

@@ -171,6 +171,35 @@ enum NetBench {
     }
 }
 
+extension NetBench {
+    /// `viewport-bench 0 open-sessions PORT LAYOUT COUNT FILE`: opens `COUNT` sessions on a stored
+    /// layout over one keep-alive connection (offsets spread over the list) and appends their ids
+    /// to `FILE`, one a line (for `scripts/load.sh sessions`).
+    static func openSessions(_ arguments: [String]) throws {
+        guard arguments.count == 4, let port = Int(arguments[0]), let count = Int(arguments[2]) else {
+            print("usage: viewport-bench 0 open-sessions PORT LAYOUT COUNT FILE")
+            exit(2)
+        }
+        let layout = arguments[1]
+        let client = try NetClient(port: port)
+        var ids = ""
+        let t0 = now()
+        for k in 0..<count {
+            let body = #"{"layout":"\#(layout)","viewport":[375,667],"offset":[0,\#((k &* 7919) % 400_000)]}"#
+            let (status, answer) = try client.request("POST", "/v1/sessions", json: Array(body.utf8))
+            guard status == 201, let id = field("session", in: answer) else {
+                throw NetClient.Failure(description: "POST /v1/sessions answered \(status): \(String(decoding: answer.prefix(300), as: UTF8.self))")
+            }
+            ids += id + "\n"
+        }
+        let seconds = now() - t0
+        guard let file = fopen(arguments[3], "a") else { throw NetClient.Failure(description: "cannot open \(arguments[3])") }
+        _ = ids.withCString { fputs($0, file) }
+        fclose(file)
+        print("opened \(count) sessions in \(fmt(seconds, 2)) s (\(fmt(Double(count) / seconds / 1000, 1))k/s)")
+    }
+}
+
 /// A WebSocket client of `GET /v1/sessions/{id}/socket` (text frames, masked with a zero key).
 final class WebSocketClient: @unchecked Sendable {
     let client: NetClient

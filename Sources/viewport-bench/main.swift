@@ -54,6 +54,9 @@ case "service-load":
 case "net":
     try NetBench.run(Array(CommandLine.arguments.dropFirst(3)))
     exit(0)
+case "open-sessions":
+    try NetBench.openSessions(Array(CommandLine.arguments.dropFirst(3)))
+    exit(0)
 case "serve":
     try ServiceBench.serve(port: CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? 0)
 default:
