@@ -95,6 +95,52 @@ enum ServiceBench {
         }
     }
 
+    /// Heap per session: sessions opened through the service's handler in process (the session,
+    /// its handle, the store's entry, its id) against the same sessions built by the core alone,
+    /// after opening and after one 97 pt step each (pools then hold views).
+    static func runSessionMemory(count: Int = 20_000) throws {
+        var builder = LayoutBuilder()
+        for i in 0..<rows { try builder.append(id: String(i), rect: Rect(x: 0, y: Double(i) * 50, width: 375, height: 50), reuse: "row") }
+        let list = try builder.build()
+        let maxY = Double(rows * 50) - viewport.height
+        var before = heapBytes()
+        var cores: [ViewportSession] = []
+        cores.reserveCapacity(count)
+        for k in 0..<count {
+            cores.append(try ViewportSession(
+                layout: list, configuration: SessionConfiguration(viewport: viewport, offset: Point(x: 0, y: Double((k &* 7919) % Int(maxY))))))
+        }
+        let coreOpen = Double(heapBytes() - before) / Double(count)
+        before = heapBytes()
+        for k in 0..<count { _ = try cores[k].apply(ViewportUpdate(offset: Point(x: 0, y: Double((k &* 7919) % Int(maxY)) + 97))) }
+        let coreStep = Double(heapBytes() - before) / Double(count)
+        cores = []
+
+        var configuration = ServiceConfiguration()
+        configuration.sessions.max = count + 10
+        let client = InProcessClient(configuration: configuration)
+        var rowsJSON = #"{"items":["#
+        for i in 0..<rows { rowsJSON += (i == 0 ? "" : ",") + #"{"id":"\#(i)","rect":[0,\#(i * 50),375,50],"reuse":"row"}"# }
+        rowsJSON += "]}"
+        let layoutID = field("layout", of: client.send("POST", "/v1/layouts", json: Array(rowsJSON.utf8)))
+        var paths: [String] = []
+        paths.reserveCapacity(count)
+        let bodies = (0..<count).map { k in Array(#"{"layout":"\#(layoutID)","viewport":[375,667],"offset":[0,\#((k &* 7919) % Int(maxY))]}"#.utf8) }
+        let steps = (0..<count).map { k in Array(#"{"offset":[0,\#((k &* 7919) % Int(maxY) + 97)]}"#.utf8) }
+        before = heapBytes()
+        for k in 0..<count {
+            paths.append("/v1/sessions/" + field("session", of: client.send("POST", "/v1/sessions", json: bodies[k])) + "/viewport")
+        }
+        let pathBytes = paths.reduce(0) { $0 + $1.utf8.count + 32 } / count
+        let serviceOpen = Double(heapBytes() - before) / Double(count) - Double(pathBytes)
+        before = heapBytes()
+        for k in 0..<count { _ = client.send("POST", paths[k], json: steps[k]) }
+        let serviceStep = Double(heapBytes() - before) / Double(count)
+        print("session memory: \(count) sessions on a 10,000-row list (375x667, ~15 rows shown), heap bytes per session")
+        line("  core alone: opened / after a 97 pt step", "\(fmt(coreOpen, 0)) / +\(fmt(coreStep, 0))  (ViewportSession inline: \(MemoryLayout<ViewportSession>.size) B)")
+        line("  through the service: opened / after a step", "\(fmt(serviceOpen, 0)) / +\(fmt(serviceStep, 0))")
+    }
+
     /// Runs the real server (default configuration, 127.0.0.1:`port`) until killed: for valgrind,
     /// which cannot run viewportd itself here (it crashes in viewportd's start-up), and for
     /// profiling the server without viewportd's configuration loading.

@@ -16,6 +16,11 @@
 // the load script's three shapes (empty plans, 97 pt steps, 5003 pt jumps) through the core alone and
 // through the service's request handler in process: ns and malloc calls per request.
 //
+//   swift run -c release viewport-bench 0 session-memory
+//
+// heap bytes per session (20,000 sessions on the 10,000-row list) opened by the core alone and
+// through the service's handler in process, and what one 97 pt step adds.
+//
 //   viewport-bench 0 serve PORT
 //
 // runs the real server on 127.0.0.1:PORT until killed (scripts/callgrind-requests.py runs it
@@ -53,6 +58,9 @@ case "service-load":
     exit(0)
 case "net":
     try NetBench.run(Array(CommandLine.arguments.dropFirst(3)))
+    exit(0)
+case "session-memory":
+    try ServiceBench.runSessionMemory()
     exit(0)
 case "open-sessions":
     try NetBench.openSessions(Array(CommandLine.arguments.dropFirst(3)))
