@@ -14,12 +14,19 @@ let package = Package(
     products: [
         .executable(name: "viewportd", targets: ["viewportd"]),
         .executable(name: "viewport-bench", targets: ["viewport-bench"]),
+        // Libraries for the fuzz targets (fuzz/Package.swift), which build apart from this package.
+        .library(name: "ViewportCore", targets: ["ViewportCore"]),
+        .library(name: "ViewportHTTP", targets: ["ViewportHTTP"]),
+        .library(name: "ViewportService", targets: ["ViewportService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // SHA-256 for content-addressed layout ids, SHA-1 for the WebSocket handshake.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         .package(
             url: "https://github.com/apple/swift-configuration", from: "1.4.0",
             traits: ["JSON", "CommandLineArguments"]
@@ -46,12 +53,17 @@ let package = Package(
         ),
         .target(
             name: "ViewportCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m")]
         ),
         .target(
             name: "ViewportHTTP",
-            dependencies: ["CMicroHTTPD"],
+            dependencies: [
+                "CMicroHTTPD",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -87,14 +99,14 @@ let package = Package(
         .executableTarget(
             name: "viewport-bench",
             dependencies: [
-                "ViewportCore", "ViewportService", "ViewportHTTP", "CHeapStats",
+                "ViewportCore", "ViewportService", "ViewportHTTP", "CHeapStats", "ViewportTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ViewportCoreTests",
-            dependencies: ["ViewportCore"],
+            dependencies: ["ViewportCore", "ViewportTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

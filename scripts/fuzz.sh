@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 binary=${VIEWPORTD:-$root/.build-openapi/debug/viewportd}
 max_examples=${FUZZ_MAX_EXAMPLES:-50}
-budget=${FUZZ_TIMEOUT:-120}   # seconds for each of the three schemathesis runs
+budget=${FUZZ_TIMEOUT:-120}   # seconds for each of the four schemathesis runs
 token=fuzz-token
 
 [[ -x $binary ]] || { echo "fuzz: $binary is not built (swift build --scratch-path .build-openapi)" >&2; exit 2; }
@@ -65,6 +65,21 @@ PY
 live_session="
 [parameters]
 \"path.id\" = \"$session_id\""
+# A session on a stack (the document's chat example: m1, m2, m3), for the edits' own run.
+chat_id=$(python3 - "http://127.0.0.1:$port" "$token" <<'PY'
+import json, sys, urllib.request
+base, token = sys.argv[1], sys.argv[2]
+layout = {"sections": [{"id": "chat", "reuse": "msg", "stack": {"items": [{"id": "m1", "size": [375, 64]}, {"id": "m2"}, {"id": "m3", "reuse": "photo", "size": [375, 300]}], "estimate": [375, 80], "spacing": 4}}]}
+request = urllib.request.Request(base + "/v1/sessions", method="POST",
+    data=json.dumps({"layout": layout, "viewport": [375, 300]}).encode(),
+    headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+print(json.loads(urllib.request.urlopen(request).read())["session"])
+PY
+)
+chat_session="
+[parameters]
+\"path.id\" = \"$chat_id\""
+printf '%s\n' "$(cat "$root/scripts/schemathesis.toml")" "$chat_session" >"$work/edit-json.toml"
 printf '%s\n' "$(cat "$root/scripts/schemathesis.toml")" "$live_session" >"$work/viewport-json.toml"
 printf '%s\n' "$(cat "$root/scripts/schemathesis.toml")" "$(cat "$root/scripts/schemathesis-ndjson.toml")" "$live_session" >"$work/viewport-ndjson.toml"
 
@@ -95,6 +110,9 @@ fuzz "$work/all.toml" || status=$?
 echo "fuzz: POST /v1/sessions/{id}/viewport and PUT /v1/sessions/{id}/layout on a live session, application/json bodies"
 FUZZ_MEDIA_TYPE=application/json fuzz "$work/viewport-json.toml" \
     --include-path-regex '^/v1/sessions/\{id\}/(viewport|layout)$' --phases examples,coverage,fuzzing || status=$?
+echo "fuzz: PATCH and GET /v1/sessions/{id}/layout on a live session whose layout has a stack"
+FUZZ_MEDIA_TYPE=application/json fuzz "$work/edit-json.toml" \
+    --include-name 'PATCH /v1/sessions/{id}/layout' --include-name 'GET /v1/sessions/{id}/layout' --phases examples,coverage,fuzzing || status=$?
 echo "fuzz: POST /v1/sessions/{id}/viewport on a live session, application/x-ndjson bodies"
 FUZZ_MEDIA_TYPE=application/x-ndjson fuzz "$work/viewport-ndjson.toml" \
     --include-path '/v1/sessions/{id}/viewport' --phases examples,coverage,fuzzing || status=$?

@@ -55,7 +55,7 @@ import requests  # noqa: E402
 TOKEN = "conformance-token"
 MAX_BODY = 2048      # matches the 413 examples
 MAX_ITEMS = 16       # matches the tooManyItems example
-MAX_SESSIONS = 10    # the examples keep eight sessions open
+MAX_SESSIONS = 12    # the examples keep nine sessions open
 UNKNOWN_ID = "00000000000000000000000000000000"  # the id the 404/422 examples use
 ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
@@ -233,6 +233,8 @@ class Runner:
         results = {}
         for media, content in op.get("requestBody", {}).get("content", {}).items():
             named = [(name, example) for key in ("examples", "x-invalid-examples") for name, example in content.get(key, {}).items()]
+            # An operation whose request media type has no example checks nothing: a failure.
+            self.checks.record(bool(content.get("examples")), f"{method.upper()} {template} {media} has request examples", "none are documented")
             for name, example in named:
                 statuses = [s for s, r in op["responses"].items()
                             if any(name in c.get("examples", {}) for c in r.get("content", {}).values())]
@@ -343,6 +345,11 @@ def check_socket(spec, r, checks, base, session):
     errors = spec.errors("#/components/schemas/Problem", problem)
     checks.record(not errors and problem.get("status") == 400 and problem.get("message") == 2,
                   f"GET {template} message: bad JSON → a Problem with status 400 and message 2", f"{errors} {problem}")
+    ws.send(json.dumps({"patch": {"remove": ["a"]}}))
+    problem = json.loads(ws.receive())
+    errors = spec.errors("#/components/schemas/Problem", problem)
+    checks.record(not errors and problem.get("status") == 422 and problem.get("message") == 3,
+                  f"GET {template} message: a patch of a layout without stacks → a Problem with status 422 and message 3", f"{errors} {problem}")
     ws.close()
 
 
@@ -384,15 +391,19 @@ def run(spec, base, checks):
     r.expect("unknown session", "/v1/sessions/{id}/resync", "post", r.send("post", f"/v1/sessions/{UNKNOWN_ID}/resync", body={"seq": 1, "offset": [0, 0], "visible": []}), 404, example="unknownSession")
     r.expect("without Authorization", "/readyz", "get", r.send("get", "/readyz", auth=False), 200, example="ok")
     r.expect("unknown session", "/v1/sessions/{id}/layout", "put", r.send("put", f"/v1/sessions/{UNKNOWN_ID}/layout", body={"layout": documented_layout}), 404, example="unknownSession")
+    # Edits of a session's stacks (the chat session), then its layout as it is now.
+    r.run_examples("/v1/sessions/{id}/layout", "patch", "/v1/sessions/{session}/layout")
+    r.expect("unknown session", "/v1/sessions/{id}/layout", "patch", r.send("patch", f"/v1/sessions/{UNKNOWN_ID}/layout", body={"remove": ["m1"]}), 404, example="unknownSession")
+    if "chat" in r.sessions:
+        r.expect("chat after its edits", "/v1/sessions/{id}/layout", "get", r.send("get", f"/v1/sessions/{r.sessions['chat']}/layout"), 200, example="chat")
+    r.expect("unknown session", "/v1/sessions/{id}/layout", "get", r.send("get", f"/v1/sessions/{UNKNOWN_ID}/layout"), 404, example="unknownSession")
     r.expect("unknown session", "/v1/sessions/{id}/viewport", "post", r.send("post", f"/v1/sessions/{UNKNOWN_ID}/viewport", body={"offset": [0, 0]}), 404, example="unknownSession")
     r.expect("after the updates", "/v1/sessions/{id}", "get", r.send("get", substitute(f"/v1/sessions/{documented_session}", r.ids)), 200, example="feed")
-    if "carousel" in r.sessions:
-        r.expect("carousel after recentering", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions['carousel']}"), 200, example="carousel")
-    if "sticky" in r.sessions:
-        r.expect("sticky after its updates", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions['sticky']}"), 200, example="sticky")
-    for name in ("viewability", "stickyRow"):
-        if name in r.sessions:
-            r.expect(f"{name} after its updates", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions[name]}"), 200, example=name)
+    # A missing example is a failure, not a skipped check.
+    for name, what in (("carousel", "carousel after recentering"), ("sticky", "sticky after its updates"),
+                       ("viewability", "viewability after its updates"), ("stickyRow", "stickyRow after its updates")):
+        if checks.record(name in r.sessions, f"POST /v1/sessions example {name!r} opened a session", "the document has no such request example"):
+            r.expect(what, "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{r.sessions[name]}"), 200, example=name)
     r.expect("unknown session", "/v1/sessions/{id}", "get", r.send("get", f"/v1/sessions/{UNKNOWN_ID}"), 404, example="unknownSession")
     r.expect("", "/v1/sessions/{id}", "delete", r.send("delete", substitute(f"/v1/sessions/{documented_session}", r.ids)), 204)
     r.expect("closed session", "/v1/sessions/{id}", "delete", r.send("delete", f"/v1/sessions/{UNKNOWN_ID}"), 404, example="unknownSession")
@@ -419,7 +430,7 @@ def run(spec, base, checks):
             continue
         r.expect("without Authorization", template, method, r.send(method, path, body=bodies.get(template), auth=False), 401, example="unauthorized")
         r.expect("with a wrong token", template, method, r.send(method, path, body=bodies.get(template), auth=False, headers={"Authorization": "Bearer wrong"}), 401)
-        if method in ("post", "put"):
+        if method in ("post", "put", "patch"):
             # 415: an unsupported Content-Type; 413: a body over http.maxBodyBytes.
             r.expect("text/plain body", template, method, r.send(method, path, raw=b"{}", headers={"Content-Type": "text/plain"}), 415)
             r.expect("body over http.maxBodyBytes", template, method, r.send(method, path, raw=b" " * (MAX_BODY + 1)), 413, example="bodyTooLarge")
@@ -430,8 +441,8 @@ def run(spec, base, checks):
 
     # 405 with Allow on every path for a method it does not answer (not an operation: checked against Problem).
     for template, item in doc["paths"].items():
-        methods = {m for m in ("get", "put", "post", "delete") if m in item}
-        wrong = "put" if "put" not in item else "patch"
+        methods = {m for m in ("get", "put", "post", "delete", "patch") if m in item}
+        wrong = next(m for m in ("put", "patch", "post", "delete") if m not in item)
         response = r.send(wrong, concrete.get(template, template), body={})
         allow = {m.strip().lower() for m in response.headers.get("Allow", "").split(",") if m.strip()}
         errors = spec.errors("#/components/schemas/Problem", response.json()) if response.status_code == 405 else []

@@ -67,6 +67,10 @@ public final class HTTPServer: Sendable {
     /// WebSocket connections open now (each has a thread; 0 again once they have all closed).
     public var openWebSockets: Int { core.webSockets.live }
 
+    /// Bytes of request bodies and WebSocket messages being received now, held against
+    /// `maxBufferedBodyBytes` (a gauge; tests wait on it instead of sleeping).
+    public var bufferedBodyBytes: Int { core.bodyBudget.inUse }
+
     /// Binds and starts serving.
     /// - Throws: ``HTTPServerError`` when the configuration is invalid, the host does not
     ///   resolve, the address cannot be bound, or the server was already started.

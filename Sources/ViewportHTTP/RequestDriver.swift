@@ -34,6 +34,7 @@ struct RequestDriver {
         case (0x47, 0x45) where strcmp(text, "GET") == 0: return "GET"
         case (0x50, 0x55) where strcmp(text, "PUT") == 0: return "PUT"
         case (0x44, 0x45) where strcmp(text, "DELETE") == 0: return "DELETE"
+        case (0x50, 0x41) where strcmp(text, "PATCH") == 0: return "PATCH"
         default: return String(cString: text)
         }
     }

@@ -1,6 +1,6 @@
 // viewport-bench: measures the planning core in a release build.
 //
-//   swift run -c release viewport-bench [items] [stack]
+//   swift run -c release viewport-bench [items] [stack | stackapi | small | service-load]
 //
 // Prints index build time and bytes per item, planned updates per second for small steps and for
 // jumps, bytes per session, and the same updates through two baselines (LazyScrollView's sorted
@@ -82,6 +82,11 @@ if CommandLine.arguments.dropFirst(2).first == "stack" {
     try runStackBench(count: count)
     exit(0)
 }
+/// `viewport-bench N stackapi`: stacks through sessions and HTTP (StackAPIBench.swift).
+if CommandLine.arguments.dropFirst(2).first == "stackapi" {
+    try runStackAPIBench(count: count)
+    exit(0)
+}
 
 // A feed: two columns of cards of varying heights, plus a full-width banner every 50 rows.
 var specs: [(String, Rect, String?)] = []
@@ -119,6 +124,14 @@ let indexSeconds = now() - t0
 specs = []
 
 line("layout build (validate, ids, digest, index)", "\(fmt(layoutSeconds * 1000, 1)) ms")
+// The content-addressed id alone (SHA-256 over the canonical serialization), best of 5.
+var digestSeconds = Double.infinity
+for _ in 0..<5 {
+    let start = now()
+    precondition(LayoutBuilder.digest(of: layout) == layout.digest)
+    digestSeconds = min(digestSeconds, now() - start)
+}
+line("layout digest alone (best of 5)", "\(fmt(digestSeconds * 1000, 1)) ms  (\(fmt(Double(count) / digestSeconds / 1e6, 2)) M items/s)")
 line("index build alone", "\(fmt(indexSeconds * 1000, 1)) ms  (\(index.count) rects)")
 line("bytes per item (heap, whole layout)", fmt(Double(layoutBytes) / Double(count), 1))
 line("bytes per item (layout.memoryBytes)", fmt(Double(layout.memoryBytes) / Double(count), 1))

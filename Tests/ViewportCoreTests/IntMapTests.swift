@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// `IntMap` against `Dictionary` under random inserts, overwrites and removals, with keys drawn
 /// from small ranges so probe runs collide, wrap around the table's end and shift back on removal.

@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// The binary form of layouts (what a shared store keeps): exact round trips, compactness, and
 /// refusal of anything else.
@@ -83,7 +84,7 @@ struct LayoutBinaryTests {
             // Either refused, or a valid layout (a flipped coordinate); never a crash.
             if let decoded = try? Layout.decodeBinary(corrupt) { #expect(decoded.count <= layout.count + 1) }
         }
-        #expect(throws: BinaryFormatError.unsupported("stored layout version 9 (this build reads 2)")) {
+        #expect(throws: BinaryFormatError.unsupported("stored layout version 9 (this build reads 3)")) {
             var newer = bytes
             newer[3] = 9
             return try Layout.decodeBinary(newer)

@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// A client keyed by item ids, so it follows a session across layouts, with a reference planner
 /// for API.md "Layout changes" and "Plans".
@@ -17,43 +18,50 @@ struct IDClient {
     var seen: Set<Int> = []
     var step = 0
 
+    /// Applies `plan`, made going from the layout of `old` to the layout of `new` (the same specs
+    /// for an ordinary update), expecting the items `expected` (positions in `new`) afterwards.
+    /// The layouts are known from the test's specs only.
     mutating func apply(
-        _ plan: Plan, from old: Layout, to new: Layout, expected: [Int], sourceLocation: SourceLocation = #_sourceLocation
+        _ plan: Plan, from old: [ItemSpec], to new: [ItemSpec], expected: [Int], sourceLocation: SourceLocation = #_sourceLocation
     ) {
         step += 1
-        let expectedIDs = expected.map { new.id(at: $0) }
+        let oldReuse = reuseNames(old)
+        let newReuse = reuseNames(new)
+        var oldIndexByID: [String: Int] = [:]
+        for (k, spec) in old.enumerated() { oldIndexByID[spec.id] = k }
+        var newIndexByID: [String: Int] = [:]
+        for (k, spec) in new.enumerated() { newIndexByID[spec.id] = k }
+        func oldIndex(_ id: String) -> Int { oldIndexByID[id] ?? -1 }
+        func oldReuseOf(_ id: String) -> String? { oldIndexByID[id].flatMap { oldReuse[$0] } }
+        func newReuseOf(_ id: String) -> String? { newIndexByID[id].flatMap { newReuse[$0] } }
+        let expectedIDs = expected.map { new[$0].id }
         let expectedSet = Set(expectedIDs)
-        func oldIndex(_ id: String) -> Int { old.item(withID: id) ?? -1 }
-        let survivors = shown.keys.filter { id in
-            expectedSet.contains(id) && old.reuseName(of: oldIndex(id)) == new.item(withID: id).flatMap { new.reuseName(of: $0) }
-        }
+        let survivors = shown.keys.filter { id in expectedSet.contains(id) && oldReuseOf(id) == newReuseOf(id) }
         let survivorSet = Set(survivors)
         let leaving = shown.keys.filter { !survivorSet.contains($0) }.sorted { oldIndex($0) < oldIndex($1) }
         let entering = expectedIDs.filter { !survivorSet.contains($0) }
 
         for name in pools.keys {
-            for k in pools[name, default: []].indices where pools[name]?[k].last.map({ new.item(withID: $0) == nil }) ?? false {
+            for k in pools[name, default: []].indices where pools[name]?[k].last.map({ newIndexByID[$0] == nil }) ?? false {
                 pools[name]?[k].last = nil
             }
         }
         var refRecycle: [String] = []
         var refDiscard: [String] = []
         for id in leaving {
-            if let reuse = old.reuseName(of: oldIndex(id)) {
-                pools[reuse, default: []].append(Pooled(view: shown[id] ?? -1, last: new.item(withID: id) == nil ? nil : id, pushedAt: step))
+            if let reuse = oldReuseOf(id) {
+                pools[reuse, default: []].append(Pooled(view: shown[id] ?? -1, last: newIndexByID[id] == nil ? nil : id, pushedAt: step))
             }
         }
         var refReuse: [(String, Int, Bool)] = []
         var refCreate: [String] = []
         var assigned: [String: (Int, Bool)] = [:]
         for id in entering {
-            guard let reuse = new.item(withID: id).flatMap({ new.reuseName(of: $0) }),
-                let at = pools[reuse]?.firstIndex(where: { $0.last == id })
-            else { continue }
+            guard let reuse = newReuseOf(id), let at = pools[reuse]?.firstIndex(where: { $0.last == id }) else { continue }
             assigned[id] = (pools[reuse]?.remove(at: at).view ?? -1, false)
         }
         for id in entering where assigned[id] == nil {
-            if let reuse = new.item(withID: id).flatMap({ new.reuseName(of: $0) }), let entry = pools[reuse]?.popLast() {
+            if let reuse = newReuseOf(id), let entry = pools[reuse]?.popLast() {
                 assigned[id] = (entry.view, entry.last != id)
             } else {
                 refCreate.append(id)
@@ -62,7 +70,7 @@ struct IDClient {
         for id in entering { if let (view, rebind) = assigned[id] { refReuse.append((id, view, rebind)) } }
         var capped: Set<Int> = []
         for (reuse, entries) in pools {
-            guard let cap = caps.cap(for: reuse), entries.count > cap else { continue }
+            guard let cap = poolCap(caps, reuse), entries.count > cap else { continue }
             var excess = entries.count - cap
             var kept: [Pooled] = []
             for entry in entries {
@@ -77,25 +85,26 @@ struct IDClient {
         }
         for id in leaving {
             let view = shown[id] ?? -1
-            if old.reuseName(of: oldIndex(id)) == nil || capped.contains(view) { refDiscard.append(id) } else { refRecycle.append(id) }
+            if oldReuseOf(id) == nil || capped.contains(view) { refDiscard.append(id) } else { refRecycle.append(id) }
         }
-        let leavingLayout = plan.previousLayout ?? new
-        #expect(plan.recycle.map { leavingLayout.id(at: $0.item) } == refRecycle, sourceLocation: sourceLocation)
-        #expect(plan.discard.map { leavingLayout.id(at: $0.item) } == refDiscard, sourceLocation: sourceLocation)
-        #expect(plan.reuse.map { new.id(at: $0.item) } == refReuse.map(\.0), sourceLocation: sourceLocation)
+        #expect(plan.recycle.map { old[$0.item].id } == refRecycle, sourceLocation: sourceLocation)
+        #expect(plan.discard.map { old[$0.item].id } == refDiscard, sourceLocation: sourceLocation)
+        #expect(plan.reuse.map { new[$0.item].id } == refReuse.map(\.0), sourceLocation: sourceLocation)
         #expect(plan.reuse.map(\.view) == refReuse.map(\.1), sourceLocation: sourceLocation)
         #expect(plan.reuse.map(\.rebind) == refReuse.map(\.2), sourceLocation: sourceLocation)
-        #expect(plan.create.map { new.id(at: $0.item) } == refCreate, sourceLocation: sourceLocation)
-        let refMoves = expectedIDs.filter { survivorSet.contains($0) && old.rects[oldIndex($0)] != new.rects[new.item(withID: $0) ?? 0] }
-        #expect(plan.move.map { new.id(at: $0.item) } == refMoves, sourceLocation: sourceLocation)
-        #expect(plan.move.allSatisfy { shown[new.id(at: $0.item)] == $0.view }, sourceLocation: sourceLocation)
+        #expect(plan.create.map { new[$0.item].id } == refCreate, sourceLocation: sourceLocation)
+        let refMoves = expectedIDs.filter { id in
+            survivorSet.contains(id) && old[oldIndex(id)].rect != new[newIndexByID[id] ?? 0].rect
+        }
+        #expect(plan.move.map { new[$0.item].id } == refMoves, sourceLocation: sourceLocation)
+        #expect(plan.move.allSatisfy { shown[new[$0.item].id] == $0.view }, sourceLocation: sourceLocation)
 
         for id in leaving { shown[id] = nil }
-        for entry in plan.reuse { shown[new.id(at: entry.item)] = entry.view }
+        for entry in plan.reuse { shown[new[entry.item].id] = entry.view }
         for entry in plan.create {
             #expect(!seen.contains(entry.view), "handle reused", sourceLocation: sourceLocation)
             seen.insert(entry.view)
-            shown[new.id(at: entry.item)] = entry.view
+            shown[new[entry.item].id] = entry.view
         }
         #expect(Set(shown.keys) == expectedSet, sourceLocation: sourceLocation)
     }
@@ -142,43 +151,44 @@ struct LayoutChangeTests {
         var specs = randomLayoutSpecs(.vertical, count: Int.random(in: 0...200, using: &rng), using: &rng)
         var layout = try makeLayout(specs)
         let caps = PlanPropertyTests.capChoices[seed % PlanPropertyTests.capChoices.count]
-        var offset = Point(x: 0, y: Double(Int.random(in: 0...2000, using: &rng)))
+        var sent = SentState(offset: Point(x: 0, y: Double(Int.random(in: 0...2000, using: &rng))), viewport: Size(width: 375, height: 500), buffer: 20)
         var session = try ViewportSession(
-            layout: layout, configuration: SessionConfiguration(viewport: Size(width: 375, height: 500), offset: offset, pool: caps))
+            layout: layout, configuration: SessionConfiguration(viewport: sent.viewport, offset: sent.offset, buffer: sent.buffer, pool: caps))
         var client = IDClient(caps: caps)
-        client.apply(session.lastPlan, from: layout, to: layout, expected: oracle(layout, session.region))
+        client.apply(session.lastPlan, from: specs, to: specs, expected: oracle(specs, sent.region))
         for generation in 1...60 {
             if Int.random(in: 0..<3, using: &rng) == 0 {
-                offset.y += Double(Int.random(in: -300...300, using: &rng))
-                _ = offset
-                let plan = try session.apply(ViewportUpdate(offset: offset))
-                client.apply(plan, from: layout, to: layout, expected: oracle(layout, session.region))
+                sent.send(offset: Point(x: sent.offset.x, y: sent.offset.y + Double(Int.random(in: -300...300, using: &rng))))
+                let plan = try session.apply(ViewportUpdate(offset: sent.offset))
+                client.apply(plan, from: specs, to: specs, expected: oracle(specs, sent.region))
             } else {
-                specs = Self.mutate(specs, generation: generation, using: &rng)
-                let next = try makeLayout(specs)
+                let nextSpecs = Self.mutate(specs, generation: generation, using: &rng)
+                let next = try makeLayout(nextSpecs)
                 let anchor: LayoutAnchor = Bool.random(using: &rng) ? .visible : .none
-                let expectedOffset = Self.anchoredOffset(session: session, from: layout, to: next, anchor: anchor)
+                let expectedOffset = Self.anchoredOffset(sent: sent, from: specs, to: nextSpecs, anchor: anchor)
                 let plan = try session.changeLayout(to: next, anchor: anchor, seq: session.seq + 1)
                 #expect(plan.offset == expectedOffset)
                 #expect(plan.seq == session.seq)
-                client.apply(plan, from: layout, to: next, expected: oracle(next, session.region))
+                sent.send(offset: expectedOffset)
+                client.apply(plan, from: specs, to: nextSpecs, expected: oracle(nextSpecs, sent.region))
+                specs = nextSpecs
                 layout = next
-                offset = session.offset
             }
             client.check(session)
         }
+        _ = layout
     }
 
     /// API.md: the first item on screen (previous layout order) present in both layouts keeps its
     /// place on screen; the shift applies to both axes, unclamped.
-    static func anchoredOffset(session: ViewportSession, from old: Layout, to new: Layout, anchor: LayoutAnchor) -> Point {
-        guard anchor == .visible else { return session.offset }
-        let screen = Region(offset: session.offset, viewport: session.viewport, buffer: 0)
-        for item in 0..<old.count where screen.intersects(old.rects[item]) {
-            guard let j = new.item(withID: old.id(at: item)) else { continue }
-            return Point(x: session.offset.x + new.rects[j].x - old.rects[item].x, y: session.offset.y + new.rects[j].y - old.rects[item].y)
+    static func anchoredOffset(sent: SentState, from old: [ItemSpec], to new: [ItemSpec], anchor: LayoutAnchor) -> Point {
+        guard anchor == .visible else { return sent.offset }
+        let screen = sent.screen
+        for spec in old where screen.meets(spec.rect) {
+            guard let moved = new.first(where: { $0.id == spec.id }) else { continue }
+            return Point(x: sent.offset.x + moved.rect.x - spec.rect.x, y: sent.offset.y + moved.rect.y - spec.rect.y)
         }
-        return session.offset
+        return sent.offset
     }
 
     @Test func chatPrependOf30MessagesLeavesTheScreenStill() throws {

@@ -52,7 +52,7 @@ struct LoopAndSeedTests {
         #expect(session.lastPlan.create.map(\.item) == [0, 1, 4])
         var offset = 0.0
         var page = 0
-        var client = LoopClient(layout: layout)
+        var client = LoopClient(specs: items)
         client.apply(session.lastPlan)
         for direction in [1.0, -1.0] {
             for _ in 0..<10_000 {
@@ -87,8 +87,8 @@ struct LoopAndSeedTests {
         // At 0: page 0 and the copy of page 3 above it (−100 … 0, reaching into −50 … 0).
         #expect(session.visible.map(\.item) == [0, 1, 3])
         #expect(session.lastPlan.placements == [Placement(item: 3, rect: Rect(x: 0, y: -100, width: 100, height: 100))])
-        #expect(session.lastPlan.rect(of: 3, in: layout) == Rect(x: 0, y: -100, width: 100, height: 100))
-        #expect(session.lastPlan.rect(of: 1, in: layout) == Rect(x: 0, y: 100, width: 100, height: 100))
+        #expect(placedRect(session.lastPlan, 3, items) == Rect(x: 0, y: -100, width: 100, height: 100))
+        #expect(placedRect(session.lastPlan, 1, items) == Rect(x: 0, y: 100, width: 100, height: 100))
         // Dragging past the end: page 0 again, below page 3.
         let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 330), phase: .dragging))
         #expect(session.visible.map(\.item) == [0, 2, 3])
@@ -103,7 +103,7 @@ struct LoopAndSeedTests {
         #expect(idle.recenter == Point(x: 0, y: -400))
         #expect(session.offset == Point(x: 0, y: 20))
         #expect(idle.reuse.map(\.item) == [1])
-        #expect(idle.rect(of: 1, in: layout) == Rect(x: 0, y: 500, width: 100, height: 100))
+        #expect(placedRect(idle, 1, items) == Rect(x: 0, y: 500, width: 100, height: 100))
         // After the recenter, nothing moves: the same items at the same places.
         let still = try session.apply(ViewportUpdate(offset: Point(x: 0, y: 20)))
         #expect(still.isEmpty && still.recenter == nil)
@@ -140,16 +140,16 @@ struct LoopAndSeedTests {
 /// A client of a looping session: applies plans, placing views where the plan says, and moves
 /// everything on `recenter`.
 struct LoopClient {
-    let layout: Layout
+    let specs: [ItemSpec]
     /// View → (item, rect in the client's coordinates).
     var views: [Int: (item: Int, rect: Rect)] = [:]
 
-    init(layout: Layout) { self.layout = layout }
+    init(specs: [ItemSpec]) { self.specs = specs }
 
     mutating func apply(_ plan: Plan) {
         for entry in plan.recycle + plan.discard { views[entry.view] = nil }
-        for entry in plan.reuse { views[entry.view] = (entry.item, plan.rect(of: entry.item, in: layout)) }
-        for entry in plan.create { views[entry.view] = (entry.item, plan.rect(of: entry.item, in: layout)) }
+        for entry in plan.reuse { views[entry.view] = (entry.item, placedRect(plan, entry.item, specs)) }
+        for entry in plan.create { views[entry.view] = (entry.item, placedRect(plan, entry.item, specs)) }
         if let shift = plan.recenter {
             for (view, shown) in views {
                 let r = shown.rect
@@ -162,4 +162,10 @@ struct LoopClient {
     func itemOnScreen(at offset: Double, width: Double) -> Int? {
         views.values.first { $0.rect.x == offset }?.item
     }
+}
+
+/// Where a looping session's plan puts an entering item's view, as a client reads it (API.md
+/// "loop"): its `placements` rect when listed, else its layout rect from the test's specs.
+func placedRect(_ plan: Plan, _ item: Int, _ specs: [ItemSpec]) -> Rect {
+    plan.placements.first { $0.item == item }?.rect ?? specs[item].rect
 }

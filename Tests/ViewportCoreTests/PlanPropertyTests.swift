@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// Random layouts and random scroll traces, each plan checked by a simulated client against a
 /// reference planner and a brute-force oracle.
@@ -13,20 +14,23 @@ struct PlanPropertyTests {
     func randomTracesFollowEveryPlanRule(kind: LayoutKind, seed: Int) throws {
         var rng = SeededRandom(seed: UInt64(seed) &* 7919 &+ UInt64(kind.rawValue.count))
         let count = [0, 1, 5, 40, 300][Int.random(in: 0..<5, using: &rng)]
-        let layout = try makeLayout(randomLayoutSpecs(kind, count: count, using: &rng))
+        let specs = randomLayoutSpecs(kind, count: count, using: &rng)
+        let layout = try makeLayout(specs)
         let caps = Self.capChoices[seed % Self.capChoices.count]
-        var viewport = Size(width: Double(Int.random(in: 0...500, using: &rng)), height: Double(Int.random(in: 0...800, using: &rng)))
-        let buffer = Double([0, 20, 37][Int.random(in: 0..<3, using: &rng)])
-        var offset = Point(x: Double(Int.random(in: -50...200, using: &rng)), y: Double(Int.random(in: -50...400, using: &rng)))
+        var sent = SentState(
+            offset: Point(x: Double(Int.random(in: -50...200, using: &rng)), y: Double(Int.random(in: -50...400, using: &rng))),
+            viewport: Size(width: Double(Int.random(in: 0...500, using: &rng)), height: Double(Int.random(in: 0...800, using: &rng))),
+            buffer: Double([0, 20, 37][Int.random(in: 0..<3, using: &rng)]))
         var session = try ViewportSession(
-            layout: layout, configuration: SessionConfiguration(viewport: viewport, offset: offset, buffer: buffer, pool: caps))
-        var client = SimulatedClient(layout: layout, caps: caps)
-        client.apply(session.lastPlan, expected: oracle(layout, session.region))
+            layout: layout, configuration: SessionConfiguration(viewport: sent.viewport, offset: sent.offset, buffer: sent.buffer, pool: caps))
+        var client = SimulatedClient(specs: specs, caps: caps)
+        client.apply(session.lastPlan, expected: oracle(specs, sent.region))
         client.check(session)
 
         let extent = max(layout.contentSize.width, layout.contentSize.height, 500)
         for step in 1...300 {
             var size: Size? = nil
+            var offset = sent.offset
             switch Int.random(in: 0..<100, using: &rng) {
             case 0..<55:  // small steps, mostly along one axis
                 let dy = Double(Int.random(in: -30...30, using: &rng))
@@ -37,16 +41,17 @@ struct PlanPropertyTests {
                 offset = kind == .horizontal ? Point(x: offset.x + d, y: offset.y) : Point(x: offset.x, y: offset.y + d)
             case 80..<92:  // jumps, including negative (bounce) offsets
                 offset = Point(x: Double(Int.random(in: -300...Int(extent), using: &rng)), y: Double(Int.random(in: -300...Int(extent), using: &rng)))
-            case 92..<97:  // rotation
-                size = Size(width: viewport.height, height: viewport.width)
+            case 92..<97:  // rotation, sometimes with a small scroll
+                size = Size(width: sent.viewport.height, height: sent.viewport.width)
+                if Bool.random(using: &rng) { offset.y += Double(Int.random(in: -10...10, using: &rng)) }
             default:  // resize and fractional offsets
                 size = Size(width: Double(Int.random(in: 0...600, using: &rng)), height: Double(Int.random(in: 0...900, using: &rng)) + 0.5)
                 offset = Point(x: offset.x + 0.25, y: offset.y - 0.75)
             }
-            if let size { viewport = size }
+            sent.send(offset: offset, size: size)
             let plan = try session.apply(ViewportUpdate(offset: offset, size: size, seq: UInt64(step)))
             #expect(plan.seq == UInt64(step))
-            client.apply(plan, expected: oracle(layout, session.region))
+            client.apply(plan, expected: oracle(specs, sent.region))
             client.check(session)
         }
     }

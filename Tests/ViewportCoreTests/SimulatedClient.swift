@@ -3,13 +3,17 @@ import ViewportCore
 
 /// A client that applies every plan to its own model of views and pools, and checks each rule of
 /// API.md "Plans" against an independent reference planner and a brute-force oracle.
+///
+/// It knows the layout only from the test's specs (reuse identifiers by position) and the caps
+/// from the configuration, never from the session's helpers.
 struct SimulatedClient {
     struct Pooled: Equatable {
         var view: Int
         var lastItem: Int
     }
 
-    let layout: Layout
+    /// Reuse identifier of each item, nil for none.
+    let reuseOf: [String?]
     let caps: PoolCaps
     var shown: [Int: Int] = [:]
     var pools: [String: [Pooled]] = [:]
@@ -17,8 +21,8 @@ struct SimulatedClient {
     var handlesSeen: Set<Int> = []
     var peak = 0
 
-    init(layout: Layout, caps: PoolCaps) {
-        self.layout = layout
+    init(specs: [ItemSpec], caps: PoolCaps) {
+        self.reuseOf = reuseNames(specs)
         self.caps = caps
     }
 
@@ -35,14 +39,14 @@ struct SimulatedClient {
         var pools = self.pools
         for item in leaving {
             let view = shown[item] ?? -1
-            if let reuse = layout.reuseName(of: item) {
+            if let reuse = reuseOf[item] {
                 pools[reuse, default: []].append(Pooled(view: view, lastItem: item))
                 pushedThisPlan[reuse, default: []].append(view)
             }
         }
         var refAssigned: [Int: (view: Int, rebind: Bool)] = [:]
         for item in entering {
-            guard let reuse = layout.reuseName(of: item),
+            guard let reuse = reuseOf[item],
                 let at = pools[reuse]?.lastIndex(where: { $0.lastItem == item && lastItemOfView[$0.view] == item })
             else { continue }
             let view = pools[reuse]?.remove(at: at).view ?? -1
@@ -50,7 +54,7 @@ struct SimulatedClient {
         }
         var refCreateItems: [Int] = []
         for item in entering where refAssigned[item] == nil {
-            if let reuse = layout.reuseName(of: item), let entry = pools[reuse]?.popLast() {
+            if let reuse = reuseOf[item], let entry = pools[reuse]?.popLast() {
                 refAssigned[item] = (entry.view, entry.lastItem != item)
             } else {
                 refCreateItems.append(item)
@@ -58,7 +62,7 @@ struct SimulatedClient {
         }
         var capped: Set<Int> = []
         for (reuse, pushed) in pushedThisPlan {
-            guard let cap = caps.cap(for: reuse), let count = pools[reuse]?.count, count > cap else { continue }
+            guard let cap = poolCap(caps, reuse), let count = pools[reuse]?.count, count > cap else { continue }
             var excess = count - cap
             var k = 0
             while excess > 0, k < (pools[reuse]?.count ?? 0) {
@@ -73,7 +77,7 @@ struct SimulatedClient {
         }
         for item in leaving {
             let entry = PlanEntry(item: item, view: shown[item] ?? -1)
-            if layout.reuseName(of: item) == nil || capped.contains(item) { refDiscard.append(entry) } else { refRecycle.append(entry) }
+            if reuseOf[item] == nil || capped.contains(item) { refDiscard.append(entry) } else { refRecycle.append(entry) }
         }
         let refReuse = entering.compactMap { item in refAssigned[item].map { ReuseEntry(item: item, view: $0.view, rebind: $0.rebind) } }
 
@@ -85,16 +89,16 @@ struct SimulatedClient {
         // The per-identifier arithmetic of API.md.
         var enteringBy: [String: Int] = [:]
         var leavingBy: [String: Int] = [:]
-        for item in entering { if let r = layout.reuseName(of: item) { enteringBy[r, default: 0] += 1 } }
-        for item in leaving { if let r = layout.reuseName(of: item) { leavingBy[r, default: 0] += 1 } }
+        for item in entering { if let r = reuseOf[item] { enteringBy[r, default: 0] += 1 } }
+        for item in leaving { if let r = reuseOf[item] { leavingBy[r, default: 0] += 1 } }
         for reuse in Set(enteringBy.keys).union(leavingBy.keys) {
             let before = self.pools[reuse]?.count ?? 0
             let e = enteringBy[reuse] ?? 0
             let l = leavingBy[reuse] ?? 0
-            let creates = plan.create.filter { layout.reuseName(of: $0.item) == reuse }.count
-            let discards = plan.discard.filter { layout.reuseName(of: $0.item) == reuse }.count
+            let creates = plan.create.filter { reuseOf[$0.item] == reuse }.count
+            let discards = plan.discard.filter { reuseOf[$0.item] == reuse }.count
             #expect(creates == max(0, e - before - l), sourceLocation: sourceLocation)
-            let cap = caps.cap(for: reuse) ?? Int.max
+            let cap = poolCap(caps, reuse) ?? Int.max
             #expect(discards == max(0, before + l - e - min(cap, before + l)), sourceLocation: sourceLocation)
         }
 
@@ -115,7 +119,7 @@ struct SimulatedClient {
         #expect(Set(shown.keys) == expectedSet, sourceLocation: sourceLocation)
         #expect(Set(shown.values).count == shown.count, "a view shows two items", sourceLocation: sourceLocation)
         for (reuse, entries) in pools {
-            if let cap = caps.cap(for: reuse) { #expect(entries.count <= cap, sourceLocation: sourceLocation) }
+            if let cap = poolCap(caps, reuse) { #expect(entries.count <= cap, sourceLocation: sourceLocation) }
         }
         for list in [plan.recycle.map(\.item), plan.discard.map(\.item), plan.reuse.map(\.item), plan.create.map(\.item)] {
             #expect(list == list.sorted(), "lists follow layout order", sourceLocation: sourceLocation)

@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// Session snapshots: a session restored from one continues exactly as the original (same plans,
 /// same state), whatever it has been through.
@@ -11,7 +12,7 @@ struct SnapshotTests {
         "layout", "offset", "viewport", "buffer", "insets", "poolCaps", "region", "shown", "pools", "pooledByItem",
         "pooledCount", "capByClass", "defaultCap", "nextView", "safeWindow", "pinned", "seq", "lastPlan", "stats",
         "extraReuseNames", "paging", "dragBegin", "selected", "prefetcher", "lazyLoader", "exposureTracker", "links",
-        "loop", "loopShifts", "usesHelpers", "maxViews", "needsFullDiff", "motion", "time",
+        "loop", "loopShifts", "usesHelpers", "maxViews", "needsFullDiff", "motion", "time", "edits",
     ]
 
     @Test func everyStoredPropertyOfASessionIsHandledBySnapshots() throws {
@@ -203,8 +204,63 @@ struct SnapshotTests {
         }
         var newer = bytes
         newer[3] = 9
-        #expect(throws: BinaryFormatError.unsupported("session snapshot version 9 (this build reads 2)")) {
+        #expect(throws: BinaryFormatError.unsupported("session snapshot version 9 (this build reads 3)")) {
             try ViewportSession(restoring: newer, layouts: layouts)
         }
+    }
+}
+
+/// Snapshots of sessions that edited their stacks: the snapshot names the stored layout and the
+/// edits that made the session's version; restored, the session continues with the same plans.
+struct EditedSnapshotTests {
+    /// Plans compared by content: an edit's plan names its previous layout version, which a
+    /// restored session has made again (an equal version, not the same object).
+    static func same(_ a: Plan, _ b: Plan) -> Bool {
+        a.seq == b.seq && a.offset == b.offset && a.recycle == b.recycle && a.discard == b.discard && a.reuse == b.reuse
+            && a.create == b.create && a.move == b.move && a.pin == b.pin && a.unpin == b.unpin && a.target == b.target
+            && a.page == b.page && a.prefetch == b.prefetch && a.cancelPrefetch == b.cancelPrefetch && a.load == b.load
+            && a.enter == b.enter && a.leave == b.leave && a.viewed == b.viewed && a.linked == b.linked && a.selected == b.selected
+            && a.placements == b.placements && a.recenter == b.recenter && a.contentSize == b.contentSize
+            && a.previousLayout?.digest == b.previousLayout?.digest
+            && a.previousLayout?.editHistory?.count == b.previousLayout?.editHistory?.count
+            && a.previousLayout.map(modelItems(of:)) == b.previousLayout.map(modelItems(of:))
+    }
+
+    @Test(arguments: 0..<8)
+    func aRestoredEditedSessionContinuesWithTheSamePlans(seed: Int) throws {
+        var rng = SeededRandom(seed: UInt64(seed) &+ 31_337)
+        var model = StackScenario.randomModel(using: &rng, count: 20...200)
+        let stored = try model.build()
+        var configuration = SessionConfiguration(
+            viewport: Size(width: 375, height: Double(Int.random(in: 200...700, using: &rng))),
+            offset: Point(x: 0, y: Double(Int.random(in: 0...2000, using: &rng))), buffer: 30, insets: model.insets)
+        configuration.exposure = seed % 2 == 0
+        configuration.prefetch = seed % 3 == 0 ? 0.5 : nil
+        var original = try ViewportSession(layout: stored, configuration: configuration)
+        let layouts = { (id: String) in id == stored.digest ? stored : nil }
+        var counter = 0
+        for step in 0..<60 {
+            // The session as another instance would restore it now.
+            let bytes = original.snapshot()
+            #expect(try ViewportSession.snapshotLayouts(bytes).layout == stored.digest)
+            var restored = try ViewportSession(restoring: bytes, layouts: layouts)
+            #expect(restored.snapshot() == bytes, "seed \(seed) step \(step): a restored snapshot writes the same bytes")
+            #expect(Self.same(restored.lastPlan, original.lastPlan), "seed \(seed) step \(step)")
+            if Int.random(in: 0..<2, using: &rng) == 0 {
+                let update = ViewportUpdate(offset: Point(x: 0, y: original.offset.y + Double(Int.random(in: -500...500, using: &rng))), seq: original.seq + 1)
+                #expect(Self.same(try restored.apply(update), try original.apply(update)), "seed \(seed) step \(step)")
+            } else {
+                let edit = StackScenario.randomEdit(model, using: &rng, counter: &counter)
+                let anchor = EditAnchor.allCases.randomElement(using: &rng) ?? .visible
+                let a = try original.apply(edit, anchor: anchor, seq: original.seq + 1)
+                let b = try restored.apply(edit, anchor: anchor, seq: restored.seq + 1)
+                #expect(Self.same(a, b), "seed \(seed) step \(step)")
+                try model.apply(edit)
+            }
+            #expect(modelItems(of: restored.layout) == modelItems(of: original.layout), "seed \(seed) step \(step)")
+            #expect(restored.edits == original.edits)
+            original = restored
+        }
+        #expect(original.edits > 0)
     }
 }

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ViewportCore
+import ViewportTestSupport
 
 /// The tree against plain arrays under random edits and queries. Each test's argument is its
 /// seed (printed in every failure); `STACK_SEED=n swift test --filter StackTreeModelTests`

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ViewportCore
+import ViewportTestSupport
 
 /// Versions share nodes and never see each other's edits; an edit allocates a path, not a tree.
 @Suite struct StackTreePersistenceTests {

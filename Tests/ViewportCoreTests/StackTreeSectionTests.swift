@@ -1,6 +1,7 @@
 import Testing
 
 @testable import ViewportCore
+import ViewportTestSupport
 
 /// The section model: rects, API.md's lane rules, validation, and box queries against brute force.
 @Suite struct StackTreeSectionTests {

@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// Sticky headers against a brute-force model of API behaviour: the last header above the
 /// viewport's top whose section is still on screen is pinned at the top, pushed up by the next.
@@ -27,38 +28,43 @@ struct StickyHeaderTests {
         return try builder.build()
     }
 
-    /// Brute force: (pinned item, pinned y).
-    static func expectedPin(_ layout: Layout, offsetY: Double, insetTop: Double) -> (Int, Double)? {
+    /// Brute force over the specs: (pinned item, pinned y). The content ends at the last item's
+    /// bottom (no content size is sent).
+    static func expectedPin(_ specs: [ItemSpec], offsetY: Double, insetTop: Double) -> (Int, Double)? {
         let top = offsetY + insetTop
-        let headers = (0..<layout.count).filter { layout.id(at: $0).hasPrefix("h") }
-        guard let index = headers.lastIndex(where: { layout.rects[$0].y < top }) else { return nil }
+        let headers = specs.indices.filter { specs[$0].id.hasPrefix("h") }
+        let contentHeight = specs.map { $0.rect.y + $0.rect.height }.max() ?? 0
+        guard let index = headers.lastIndex(where: { specs[$0].rect.y < top }) else { return nil }
         let header = headers[index]
-        let nextTop = index + 1 < headers.count ? layout.rects[headers[index + 1]].y : layout.contentSize.height
+        let nextTop = index + 1 < headers.count ? specs[headers[index + 1]].rect.y : contentHeight
         guard nextTop > top else { return nil }
-        return (header, max(layout.rects[header].y, min(top, nextTop - 44)))
+        return (header, max(specs[header].rect.y, min(top, nextTop - 44)))
     }
 
     @Test(arguments: 0..<8)
     func headersPinWhileTheirSectionIsOnScreenAndArePushedByTheNext(seed: Int) throws {
         var rng = SeededRandom(seed: UInt64(seed) &+ 500)
-        let layout = try Self.layout(sections: (0..<12).map { _ in Int.random(in: 0...8, using: &rng) })
+        let sections = (0..<12).map { _ in Int.random(in: 0...8, using: &rng) }
+        let specs = Self.specs(sections: sections)
+        let layout = try Self.layout(sections: sections)
+        let contentHeight = specs.map { $0.rect.y + $0.rect.height }.max() ?? 0
         let insetTop = seed % 2 == 0 ? 0.0 : 64
         var session = try ViewportSession(
             layout: layout,
             configuration: SessionConfiguration(viewport: Size(width: 375, height: 300), buffer: 10, insets: Insets(top: insetTop, left: 0, bottom: 0, right: 0)))
         var shown = Dictionary(uniqueKeysWithValues: session.lastPlan.create.map { ($0.item, $0.view) })
         var pinnedView: (Int, Double)? = session.lastPlan.pin.first.map { ($0.item, $0.rect.y) }
-        #expect(session.pinned?.item == Self.expectedPin(layout, offsetY: 0, insetTop: insetTop)?.0)
+        #expect(session.pinned?.item == Self.expectedPin(specs, offsetY: 0, insetTop: insetTop)?.0)
         var y = 0.0
         for step in 0..<400 {
-            y = step % 50 == 0 ? Double(Int.random(in: -100...Int(layout.contentSize.height), using: &rng)) : y + Double(Int.random(in: -25...40, using: &rng))
+            y = step % 50 == 0 ? Double(Int.random(in: -100...Int(contentHeight), using: &rng)) : y + Double(Int.random(in: -25...40, using: &rng))
             let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: y)))
             for entry in plan.recycle + plan.discard { shown[entry.item] = nil }
             for entry in plan.reuse { shown[entry.item] = entry.view }
             for entry in plan.create { shown[entry.item] = entry.view }
-            let expected = Self.expectedPin(layout, offsetY: y, insetTop: insetTop)
+            let expected = Self.expectedPin(specs, offsetY: y, insetTop: insetTop)
             // Materialized: the region's items plus the pinned header.
-            var materialized = Set(oracle(layout, session.region))
+            var materialized = Set(oracle(specs, SentRegion(offset: Point(x: 0, y: y), viewport: Size(width: 375, height: 300), buffer: 10)))
             if let (item, _) = expected { materialized.insert(item) }
             #expect(Set(shown.keys) == materialized, "step \(step) y \(y)")
             #expect(session.pinned?.item == expected?.0)
@@ -66,7 +72,7 @@ struct StickyHeaderTests {
             // The plan reports every change of the pin.
             for entry in plan.unpin {
                 #expect(entry.item == pinnedView?.0)
-                #expect(entry.rect == layout.rects[entry.item])
+                #expect(entry.rect == specs[entry.item].rect)
                 pinnedView = nil
             }
             for entry in plan.pin {

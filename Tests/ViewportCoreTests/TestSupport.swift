@@ -1,17 +1,8 @@
 import ViewportCore
+import ViewportTestSupport
 
-/// Deterministic random numbers (SplitMix64), so a failing seed can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The core tests' random numbers: seeded, printed, replayable (see `TestRandom`).
+typealias SeededRandom = TestRandom
 
 struct ItemSpec {
     var id: String
@@ -26,9 +17,80 @@ func makeLayout(_ items: [ItemSpec], contentSize: Size? = nil) throws -> Layout 
     return try builder.build()
 }
 
-/// Brute force: every item strictly intersecting the region, in layout order.
-func oracle(_ layout: Layout, _ region: Region) -> [Int] {
-    (0..<layout.count).filter { region.intersects(layout.rects[$0]) }
+/// The region a test expects, computed from what the test sent with the test's own arithmetic
+/// (API.md "Materialization"): never the session's `region` nor `Region.intersects`, so a session
+/// that computes its region wrongly (a size ignored after a rotation, a buffer misapplied) fails.
+struct SentRegion: CustomStringConvertible {
+    var minX: Double
+    var minY: Double
+    var maxX: Double
+    var maxY: Double
+
+    init(minX: Double, minY: Double, maxX: Double, maxY: Double) {
+        (self.minX, self.minY, self.maxX, self.maxY) = (minX, minY, maxX, maxY)
+    }
+
+    /// The viewport at `offset`, `buffer` points wider on every side.
+    init(offset: Point, viewport: Size, buffer: Double) {
+        self.init(
+            minX: offset.x - buffer, minY: offset.y - buffer,
+            maxX: offset.x + viewport.width + buffer, maxY: offset.y + viewport.height + buffer)
+    }
+
+    /// Strict intersection: an item that only touches an edge is outside, a zero-size item
+    /// strictly inside is inside.
+    func meets(_ r: Rect) -> Bool {
+        r.x < maxX && r.x + r.width > minX && r.y < maxY && r.y + r.height > minY
+    }
+
+    /// The same edges as the core's `Region`, for queries of the index under test.
+    var region: Region { Region(minX: minX, minY: minY, maxX: maxX, maxY: maxY) }
+
+    var description: String { "[\(minX), \(minY)] – [\(maxX), \(maxY)]" }
+}
+
+/// Brute force over the rects the test made: every item strictly intersecting `region`, in order.
+func oracle(_ rects: [Rect], _ region: SentRegion) -> [Int] {
+    rects.indices.filter { region.meets(rects[$0]) }
+}
+
+/// Brute force over a layout's own rects, for tests that check those rects against a model of
+/// their own (stack layouts against `FlowModel`); the region is still the test's.
+func oracle(_ layout: Layout, _ region: SentRegion) -> [Int] {
+    oracle(Array(layout.rects), region)
+}
+
+/// Brute force over the test's item specs.
+func oracle(_ specs: [ItemSpec], _ region: SentRegion) -> [Int] {
+    oracle(specs.map(\.rect), region)
+}
+
+/// What a test sent to a session, tracked by the test: the offset (as sent), the viewport
+/// (including sizes sent with updates, as after a rotation) and the buffer.
+struct SentState {
+    var offset: Point
+    var viewport: Size
+    let buffer: Double
+
+    /// Records an update with an offset (and maybe a new size).
+    mutating func send(offset: Point, size: Size? = nil) {
+        self.offset = offset
+        if let size { viewport = size }
+    }
+
+    var region: SentRegion { SentRegion(offset: offset, viewport: viewport, buffer: buffer) }
+    var screen: SentRegion { SentRegion(offset: offset, viewport: viewport, buffer: 0) }
+}
+
+/// The reuse identifier of each spec as the client knows it (nil or empty: never reused).
+func reuseNames(_ specs: [ItemSpec]) -> [String?] {
+    specs.map { $0.reuse.flatMap { $0.isEmpty ? nil : $0 } }
+}
+
+/// A pool's cap as API.md states it: `perReuse[name]`, else `max`, else none.
+func poolCap(_ caps: PoolCaps, _ reuse: String) -> Int? {
+    if let own = caps.perReuse[reuse] { return own }
+    return caps.max
 }
 
 enum LayoutKind: String, CaseIterable {

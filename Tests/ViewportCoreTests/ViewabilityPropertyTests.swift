@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// Random traces against `ViewabilityModel` (API.md's text, by brute force): direction-aware
 /// buffers, visible-fraction thresholds (0, 0.5, 1) with zero-size items, `viewed` after `minTime`
@@ -45,7 +46,7 @@ struct ViewabilityPropertyTests {
 
         var session = try ViewportSession(layout: layout, configuration: configuration)
         var model = ViewabilityModel(rects: rects, ahead: ahead, behind: behind, threshold: threshold, minTime: minTime, offset: offset, viewport: viewport)
-        var client = SimulatedClient(layout: layout, caps: PoolCaps())
+        var client = SimulatedClient(specs: specs, caps: PoolCaps())
         let opening = model.open(time: time)
         client.apply(session.lastPlan, expected: opening.materialized)
         Self.check(session.lastPlan, opening, "\(context) opening")

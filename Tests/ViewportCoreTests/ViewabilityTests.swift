@@ -1,5 +1,6 @@
 import Testing
 import ViewportCore
+import ViewportTestSupport
 
 /// API.md "Viewability, direction-aware buffers, time", one behaviour per test.
 struct ViewabilityTests {
@@ -244,14 +245,15 @@ struct ViewabilityTests {
     }
 
     @Test func smallStepsAndDirectionFlipsMaterializeExactlyTheLeaningRegion() throws {
-        let layout = try makeLayout((0..<400).map {
+        let specs = (0..<400).map {
             ItemSpec(id: "r\($0)", rect: Rect(x: 0, y: Double($0) * 37, width: 100, height: Double(10 + $0 % 30)), reuse: "r")
-        })
+        }
+        let layout = try makeLayout(specs)
         var configuration = SessionConfiguration(viewport: Size(width: 100, height: 300))
         configuration.buffer = Buffer(ahead: 600, behind: 40)
         var session = try ViewportSession(layout: layout, configuration: configuration)
-        var client = SimulatedClient(layout: layout, caps: PoolCaps())
-        client.apply(session.lastPlan, expected: oracle(layout, Region(minX: -600, minY: -600, maxX: 700, maxY: 900)))
+        var client = SimulatedClient(specs: specs, caps: PoolCaps())
+        client.apply(session.lastPlan, expected: oracle(specs, SentRegion(minX: -600, minY: -600, maxX: 700, maxY: 900)))
         var y = 3000.0
         var rng = SeededRandom(seed: 12)
         for step in 0..<3000 {
@@ -259,9 +261,9 @@ struct ViewabilityTests {
             y += dy
             let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: y)))
             let region = dy > 0
-                ? Region(minX: -600, minY: y - 40, maxX: 700, maxY: y + 900)
-                : Region(minX: -600, minY: y - 600, maxX: 700, maxY: y + 340)
-            client.apply(plan, expected: oracle(layout, region))
+                ? SentRegion(minX: -600, minY: y - 40, maxX: 700, maxY: y + 900)
+                : SentRegion(minX: -600, minY: y - 600, maxX: 700, maxY: y + 340)
+            client.apply(plan, expected: oracle(specs, region))
         }
     }
 

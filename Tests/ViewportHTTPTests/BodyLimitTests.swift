@@ -64,7 +64,7 @@ import ViewportTestSupport
             // A holds 800 bytes of budget while its body trickles in.
             let a = try HTTPTestClient.connect(port: server.port)
             try a.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n".utf8) + [UInt8](repeating: 65, count: 100))
-            Thread.sleep(forTimeInterval: 0.2)
+            #expect(eventually { server.bufferedBodyBytes == 800 })
             // B declares 400: 800 + 400 > 1000.
             let b = try HTTPTestClient.connect(port: server.port)
             let refused = try b.send(method: "POST", path: "/echo", body: [UInt8](repeating: 66, count: 400))
@@ -87,15 +87,11 @@ import ViewportTestSupport
             // A client that vanishes mid-body gives its share back too.
             let e = try HTTPTestClient.connect(port: server.port)
             try e.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\n".utf8) + [UInt8](repeating: 69, count: 10))
-            Thread.sleep(forTimeInterval: 0.2)
+            #expect(eventually { server.bufferedBodyBytes == 800 })
             e.close()
-            var admitted = false
-            for _ in 0..<50 where !admitted {
-                Thread.sleep(forTimeInterval: 0.1)
-                let f = try HTTPTestClient.connect(port: server.port)
-                admitted = try f.send(method: "POST", path: "/echo", body: [UInt8](repeating: 70, count: 800)).status == 200
-            }
-            #expect(admitted)
+            #expect(eventually { server.bufferedBodyBytes == 0 })
+            let f = try HTTPTestClient.connect(port: server.port)
+            #expect(try f.send(method: "POST", path: "/echo", body: [UInt8](repeating: 70, count: 800)).status == 200)
         }
     }
 
@@ -175,8 +171,9 @@ import ViewportTestSupport
         try withTestServer { server in
             let client = try HTTPTestClient.connect(port: server.port)
             try client.sendRaw(Array("POST /echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n".utf8))
-            // readResponse skips the interim 100; send the body once it was asked for.
-            Thread.sleep(forTimeInterval: 0.05)
+            // The body goes once it was asked for.
+            let interim = String(decoding: try client.read(through: Array("\r\n\r\n".utf8)), as: UTF8.self)
+            #expect(interim.hasPrefix("HTTP/1.1 100 Continue\r\n"), "\(interim)")
             try client.sendRaw(Array("hello".utf8))
             let response = try client.readResponse()
             #expect(response.status == 200)

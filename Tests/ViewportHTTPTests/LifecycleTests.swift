@@ -74,8 +74,13 @@ import ViewportTestSupport
             stopped.store(true, ordering: .relaxed)
         }
         stopper.start()
-        Thread.sleep(forTimeInterval: 0.2)
-        let during = try drainClient.send(method: "GET", path: "/hello")
+        // Polled for on the connection accepted before the stop, until the drain has begun (a
+        // request before it is answered 200 and keeps the connection).
+        var during = HTTPTestResponse(status: 0, reason: "", headers: [], body: [], wasChunked: false)
+        #expect(try eventually {
+            during = try drainClient.send(method: "GET", path: "/hello")
+            return during.status == 503
+        })
         #expect(during.status == 503)
         #expect(during.closesConnection)
         let stoppedEarly = stopped.load(ordering: .relaxed)

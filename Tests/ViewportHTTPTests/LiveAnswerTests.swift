@@ -104,7 +104,8 @@ import ViewportTestSupport
         try client.sendRaw(HTTPTestClient.request(
             method: "POST", path: "/live?500", headers: [("Content-Length", "40000")],
             body: Array((0..<4000).map { String(format: "line %04d\n", $0 % 10_000) }.joined().utf8)))
-        Thread.sleep(forTimeInterval: 0.5)
+        // The answer is being produced (the request is in flight) before the stop.
+        #expect(eventually { server.inFlightRequests == 1 })
         let started = Date()
         server.stop()
         #expect(Date().timeIntervalSince(started) < 5)

@@ -25,20 +25,27 @@ import ViewportTestSupport
         #expect(WebSocketHandshake.acceptValue(forKey: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
     }
 
-    @Test func sha1AndBase64MatchKnownVectors() {
-        #expect(Base64.encode(SHA1.digest(Array("abc".utf8))) == "qZk+NkcGgWq6PiVxeFDCbJzQ2J0=")
-        #expect(Base64.encode(SHA1.digest([])) == "2jmj7l5rSw0yVb/vlWAYkK/YBwk=")
-        // Two blocks (56 bytes of message need a second block for the length).
-        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
-        #expect(SHA1.digest(long).map { String($0, radix: 16) }.joined() == "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
-        for text in ["", "f", "fo", "foo", "foob", "fooba", "foobar"] {
-            let encoded = Base64.encode(Array(text.utf8))
-            #expect(Base64.decode(encoded) == Array(text.utf8))
+    /// Accept values of other keys, as Python's hashlib and base64 give them for key + GUID.
+    @Test func acceptValuesMatchKnownAnswers() {
+        for (key, accept) in [
+            ("AAAAAAAAAAAAAAAAAAAAAA==", "ICX+Yqv66kxgM0FcWaLWlFLwTAI="),
+            ("/////////////////////w==", "XXpj4jYzLM2yUE0C7TIgMwTQh2g="),
+            ("x3JJHMbDL1EzLkh9GBhXDw==", "HSmrc0sMlYUkAGmm5OPpG2HaGWk="),
+        ] {
+            #expect(WebSocketHandshake.acceptValue(forKey: key) == accept, "\(key)")
         }
-        #expect(Base64.encode(Array("foobar".utf8)) == "Zm9vYmFy")
-        #expect(Base64.decode("Zm9=") == nil)  // non-zero padding bits
-        #expect(Base64.decode("Zm9v!A==") == nil)
-        #expect(Base64.decode("Zg=a") == nil)
+    }
+
+    @Test func aKeyMustBeCanonicalBase64OfSixteenBytes() {
+        #expect(WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZQ=="))
+        #expect(WebSocketHandshake.isValidKey("/////////////////////w=="))
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZR=="))  // non-zero padding bits
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZQ"))  // padding missing
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25j"))  // 15 bytes
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZXNz"))  // 18 bytes
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZ!=="))
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub2=jZQ=="))
+        #expect(!WebSocketHandshake.isValidKey(""))
     }
 
     @Test func lengthsOf125_126_65535And65536UseTheRightEncodingBothWays() {

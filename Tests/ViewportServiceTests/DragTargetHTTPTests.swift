@@ -1,23 +1,14 @@
 import Foundation
 import Testing
 import ViewportService
+import ViewportTestSupport
 
 // API.md "Paging and deceleration" over HTTP: a reference implementation of every drag-target
 // formula, written here from API.md's text (not from the core), checked against the service on
 // random drags sent as NDJSON streams.
 
-/// SplitMix64: seeded, so a failure can be replayed from the seed in its message.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// Seeded random numbers: the seed is printed and can be replayed (see `TestRandom`).
+typealias SplitMix = TestRandom
 
 /// A session's paging configuration as the test sent it, and API.md's formulas on it.
 struct DragReference {

@@ -1,4 +1,5 @@
 import Testing
+import ViewportTestSupport
 
 @testable import ViewportService
 
@@ -6,18 +7,6 @@ private func written(_ body: (inout JSONWriter) -> Void) -> String {
     var writer = JSONWriter(capacity: 64)
     body(&writer)
     return String(decoding: writer.bytes, as: UTF8.self)
-}
-
-/// A small deterministic generator (SplitMix64), so failures reproduce.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 @Suite struct JSONWriterTests {
@@ -40,7 +29,7 @@ private struct SplitMix64: RandomNumberGenerator {
     }
 
     @Test func writtenDoublesReadBackExactly() throws {
-        var random = SplitMix64(state: 42)
+        var random = TestRandom(seed: 42)
         var values: [Double] = [
             0, -0.0, 0.1, 1e-7, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
             Double.leastNormalMagnitude.nextDown, .greatestFiniteMagnitude,

@@ -5,29 +5,40 @@ import ViewportTestSupport
 
 /// Idle expiry of sessions and the graceful stop.
 @Suite(.serialized) struct LifecycleTests {
+    /// The idle session goes once it has been idle for the timeout (not before), while a session
+    /// touched every 50 ms (a thirtieth of the timeout: no race with the sweeper, even when the
+    /// whole suite runs in parallel on two busy cores) stays. Its going is polled for with a
+    /// deadline, never assumed after a fixed sleep.
     @Test func aSessionIdleLongerThanTheTimeoutIsGone() throws {
-        try withService({ $0.sessions.idleTimeout = .milliseconds(300) }) { service in
+        try withService({ $0.sessions.idleTimeout = .milliseconds(1500) }) { service in
             let client = try service.connect()
             let layout = try client.postLayout(layoutJSON(listItems(10)))
             let idle = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
+            let idleSince = ContinuousClock.now
             let busy = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
-            #expect(try client.get("/v1/layouts/\(layout)").json.int("sessions") == 2)
-            // Keep one busy for 3 timeouts.
-            let start = Date()
+            // `/metrics` does not touch a session (a GET of the session would).
+            func open() throws -> Bool { metric("viewportd_sessions", in: try client.get("/metrics").text) == 2 }
+            #expect(try open())
             var i = 0
-            while Date().timeIntervalSince(start) < 0.9 {
+            var refused: [Int] = []
+            let expired = try eventually(within: 10, every: 0.05) {
                 i += 1
-                #expect(try client.update(busy, #"{"offset":[0,\#(i)]}"#).status == 200)
-                Thread.sleep(forTimeInterval: 0.1)
+                let status = try client.update(busy, #"{"offset":[0,\#(i)]}"#).status
+                if status != 200 { refused.append(status) }
+                return try !open()
             }
+            #expect(expired)
+            #expect(refused.isEmpty, "the busy session's updates answered \(refused)")
+            #expect(ContinuousClock.now - idleSince >= .milliseconds(1500), "expired before its idle timeout")
             _ = try client.get("/v1/sessions/\(idle)").problem(404)
             _ = try client.update(idle, #"{"offset":[0,1]}"#).problem(404)
             _ = try client.delete("/v1/sessions/\(idle)").problem(404)
             #expect(try client.state(busy).int("seq") == i)
-            // GET keeps a session alive too.
-            for _ in 0..<6 {
+            // GET keeps a session alive too: 2 timeouts of GETs every 50 ms.
+            let until = ContinuousClock.now.advanced(by: .milliseconds(3000))
+            while ContinuousClock.now < until {
                 #expect(try client.get("/v1/sessions/\(busy)").status == 200)
-                Thread.sleep(forTimeInterval: 0.1)
+                Thread.sleep(forTimeInterval: 0.05)
             }
             #expect(try client.get("/v1/sessions/\(busy)").status == 200)
             // The expired session released its layout.
@@ -45,7 +56,8 @@ import ViewportTestSupport
             _ = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#)
             _ = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#)
             _ = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[1,1]}"#).problem(429)
-            Thread.sleep(forTimeInterval: 0.35)
+            // Both expire (the sweeper runs every timeout / 4); `/metrics` touches nothing.
+            #expect(try eventually { metric("viewportd_sessions", in: try client.get("/metrics").text) == 0 })
             // Unused layouts expire after the idle timeout too: post it again (same id) as a client
             // that got 422 for an unknown layout would.
             #expect(try client.postLayout(layoutJSON(listItems(10))) == layout)
@@ -76,8 +88,7 @@ import ViewportTestSupport
         try sendLines(500)
         // Only stop once the request is in flight (its lines are being applied).
         let observer = try service.connect()
-        for _ in 0..<250 where try observer.state(session).int("seq") != 500 { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(try observer.state(session).int("seq") == 500)
+        #expect(try eventually { try observer.state(session).int("seq") == 500 })
         let stopped = Locked(false)
         let port = service.port
         let stopper = Thread {
@@ -85,8 +96,12 @@ import ViewportTestSupport
             stopped.withLock { $0 = true }
         }
         stopper.start()
-        Thread.sleep(forTimeInterval: 0.1)
-        // New requests during the drain: 503.
+        // New requests during the drain: 503 (polled for until the drain has begun).
+        #expect(try eventually {
+            let late = try HTTPTestClient.connect(port: port, timeout: 5)
+            defer { late.close() }
+            return try late.send(method: "GET", path: "/v1/sessions/\(session)").status == 503
+        })
         for _ in 0..<3 {
             let late = try HTTPTestClient.connect(port: port, timeout: 5)
             let response = try late.send(method: "GET", path: "/v1/sessions/\(session)")
@@ -105,8 +120,7 @@ import ViewportTestSupport
         let lines = response.bodyString.split(separator: "\n")
         #expect(lines.count == sent)
         #expect(lines.last?.contains("\"seq\":\(sent),") == true)
-        for _ in 0..<250 where !stopped.get { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(stopped.get)
+        #expect(eventually { stopped.get })
         #expect(HTTPTestClient.isRefused(port: port))
     }
 

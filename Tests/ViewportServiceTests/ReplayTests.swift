@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ViewportTestSupport
 import ViewportCore
 @testable import ViewportService
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ViewportService
+import ViewportTestSupport
 
 /// API.md "Scrolling helpers" over HTTP.
 @Suite struct ScrollingHelperHTTPTests {
@@ -217,7 +218,7 @@ import ViewportService
             // An unknown id is a 422 naming select, and changes nothing.
             let seq = try client.state(s).int("seq")
             let bad = try client.update(s, #"{"offset":[0,0],"select":"nope"}"#)
-            #expect((bad.problem(422)["detail"] as? String ?? "").contains("select"))
+            #expect(names(bad.problem(422), "select", value: "nope"))
             #expect(try client.state(s).int("seq") == seq)
             #expect(try client.state(s).doubles("offset") == [0, 300])
         }
@@ -253,12 +254,12 @@ import ViewportService
             // Errors change nothing.
             let seq = try client.state(s).int("seq")
             let unknown = try client.update(s, #"{"scrollTo":{"id":"item-100"}}"#).problem(422)
-            #expect((unknown["detail"] as? String ?? "").contains("scrollTo"))
+            #expect(names(unknown, "scrollTo.id", value: "item-100"), "\(unknown)")
             let both = try client.update(s, #"{"offset":[0,0],"scrollTo":{"id":"item-1"}}"#).problem(400)
-            #expect((both["detail"] as? String ?? "").contains("offset"))
-            _ = try client.update(s, #"{"scrollTo":{"id":"item-1","align":"middle"}}"#).problem(400)
-            _ = try client.update(s, #"{"scrollTo":{"id":"item-1","alignment":"start"}}"#).problem(400)
-            _ = try client.update(s, #"{"scrollTo":{}}"#).problem(400)
+            #expect(both["detail"] as? String == "send either offset or scrollTo, not both")
+            #expect(names(try client.update(s, #"{"scrollTo":{"id":"item-1","align":"middle"}}"#).problem(400), "scrollTo.align", value: "middle"))
+            #expect(names(try client.update(s, #"{"scrollTo":{"id":"item-1","alignment":"start"}}"#).problem(400), "alignment"))
+            #expect(names(try client.update(s, #"{"scrollTo":{}}"#).problem(400), "scrollTo.id"))
             #expect(try client.state(s).int("seq") == seq)
             #expect(try client.state(s).doubles("offset") == [0, 300])
         }
@@ -299,13 +300,13 @@ import ViewportService
             for (options, field) in cases {
                 let reply = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[375,500],\#(options)}"#)
                 let problem = reply.problem(422)
-                #expect((problem["detail"] as? String ?? "").contains(field), "\(options): \(reply.text)")
+                #expect(names(problem, field), "\(options): \(reply.text)")
             }
             let badRequests: [(String, String)] = [
-                (#""paging":{"mode":"flying"}"#, "flying"),
-                (#""paging":{"axis":"z"}"#, "z"),
+                (#""paging":{"mode":"flying"}"#, "paging.mode"),
+                (#""paging":{"axis":"z"}"#, "paging.axis"),
                 (#""paging":{"mode":"page","pages":3}"#, "pages"),
-                (#""links":{"bg":{"viewport":[1,100]}}"#, "contentSize"),
+                (#""links":{"bg":{"viewport":[1,100]}}"#, "links.bg.contentSize"),
                 (#""links":{"bg":{"viewport":[1,100],"contentSize":[10,10],"speed":2}}"#, "speed"),
                 (#""links":[1]"#, "links"),
                 (#""lazyLoad":"yes""#, "lazyLoad"),
@@ -315,12 +316,12 @@ import ViewportService
             for (options, named) in badRequests {
                 let reply = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[375,500],\#(options)}"#)
                 let problem = reply.problem(400)
-                #expect((problem["detail"] as? String ?? "").contains(named), "\(options): \(reply.text)")
+                #expect(names(problem, named), "\(options): \(reply.text)")
             }
             // Updates: a phase or an align outside its enumeration.
             let s = try client.openSession(#"{"layout":"\#(layout)","viewport":[375,500]}"#).id
-            #expect((try client.update(s, #"{"offset":[0,0],"phase":"flying"}"#).problem(400)["detail"] as? String ?? "").contains("flying"))
-            #expect((try client.update(s, #"{"offset":[0,0],"select":5}"#).problem(400)["detail"] as? String ?? "").contains("select"))
+            #expect(names(try client.update(s, #"{"offset":[0,0],"phase":"flying"}"#).problem(400), "phase", value: "flying"))
+            #expect(names(try client.update(s, #"{"offset":[0,0],"select":5}"#).problem(400), "select"))
         }
     }
 }

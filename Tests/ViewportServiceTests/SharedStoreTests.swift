@@ -46,6 +46,44 @@ struct SharedStoreTests {
         }
     }
 
+    /// A session that edits its stack keeps its own layout version when it moves: the next
+    /// instance makes the version again from the stored layout and the edits.
+    @Test func anEditedSessionMovesWithItsLayoutVersion() throws {
+        try withCluster(3) { cluster in
+            let clients = try (0..<3).map { try cluster[$0].connect() }
+            let messages = (1...40).map { #"{"id":"m\#($0)"}"# }.joined(separator: ",")
+            let layout = #"{"sections":[{"id":"chat","reuse":"msg","stack":{"items":[\#(messages)],"estimate":[375,80],"spacing":4}}]}"#
+            let (id, _) = try clients[0].openSession(#"{"layout":\#(layout),"viewport":[375,667]}"#)
+            var seq = 0
+            var answers: [String] = []
+            for step in 0..<12 {
+                seq += 1
+                let client = clients[step % 3]
+                let reply: Reply
+                if step % 2 == 0 {
+                    let k = step + 1
+                    reply = try client.send(
+                        "PATCH", "/v1/sessions/\(id)/layout",
+                        json: #"{"resize":[{"id":"m\#(k)","size":[375,\#(100 + 7 * k)]}],"insert":[{"at":"end","section":"chat","items":[{"id":"n\#(k)","size":[375,40]}]}],"anchor":"end","seq":\#(seq)}"#)
+                } else {
+                    reply = try client.update(id, #"{"offset":[0,\#(200 * step)],"seq":\#(seq)}"#)
+                }
+                #expect(reply.status == 200, "step \(step) on instance \(step % 3): \(reply.text)")
+                answers.append(reply.text)
+            }
+            // Every instance has the same version of the layout, and the same state.
+            let versions = try clients.map { try $0.get("/v1/sessions/\(id)/layout").text }
+            #expect(Set(versions).count == 1, "\(versions)")
+            #expect(versions[0].contains(#""id":"n11""#) && versions[0].contains(#""size":[375,177]"#), "\(versions[0])")
+            let states = try clients.map { try $0.state(id) }
+            #expect(states.map { $0.int("seq") } == [12, 12, 12])
+            #expect(states.map { $0.int("edits") } == [6, 6, 6])
+            // A retry of the last update on another instance answers the same plan.
+            let retry = try clients[0].update(id, #"{"offset":[0,2200],"seq":12}"#)
+            #expect(retry.text == answers[11], "\(retry.text)")
+        }
+    }
+
     @Test func aRequestForASessionAnotherInstanceOwnsIsAnsweredWithin10Milliseconds() throws {
         try withCluster(2) { cluster in
             let a = try cluster[0].connect(), b = try cluster[1].connect()

@@ -178,16 +178,21 @@ import ViewportTestSupport
                 method: "POST", path: "/v1/sessions/\(session)/viewport",
                 headers: [("Content-Type", "application/x-ndjson"), ("Content-Length", "\(line.count * 2)")]) + line)
         let observer = try service.connect()
-        for _ in 0..<250 where try observer.state(session).int("seq") != 1 { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(try eventually { try observer.state(session).int("seq") == 1 })
         let stopped = Locked(false)
         let thread = Thread {
             service.stop()
             stopped.withLock { $0 = true }
         }
         thread.start()
-        Thread.sleep(forTimeInterval: 0.1)
-        let late = try HTTPTestClient.connect(port: service.port)
-        let response = try late.send(method: "GET", path: "/healthz")
+        // Polled for until the drain has begun (a request before it is answered 200).
+        var response = HTTPTestResponse(status: 0, reason: "", headers: [], body: [], wasChunked: false)
+        #expect(try eventually {
+            let late = try HTTPTestClient.connect(port: service.port)
+            defer { late.close() }
+            response = try late.send(method: "GET", path: "/healthz")
+            return response.status == 503
+        })
         #expect(response.status == 503)
         #expect(response.header("Content-Type") == "application/problem+json")
         #expect(response.closesConnection)
@@ -195,7 +200,6 @@ import ViewportTestSupport
         let finished = try holder.raw.readResponse()
         #expect(finished.status == 200)
         #expect(finished.bodyString.split(separator: "\n").count == 2)
-        for _ in 0..<250 where !stopped.get { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(stopped.get)
+        #expect(eventually { stopped.get })
     }
 }

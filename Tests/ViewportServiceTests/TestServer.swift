@@ -89,6 +89,21 @@ struct Reply {
     var detail: String { json["detail"] as? String ?? "" }
 }
 
+/// Whether a problem's `detail` names `field` the way the service names fields: it begins with
+/// the field's path (`items[1].id: …`, `paging.size: …`, `items[0].rect (id "a"): …`), or quotes
+/// it as an unknown or missing field (`unknown field "bufer"`, `missing field "items"`). Merely
+/// containing the letters somewhere (`"a"` is in almost every sentence) is not naming it.
+func names(_ problem: [String: Any], _ field: String) -> Bool {
+    let detail = problem["detail"] as? String ?? ""
+    return detail.hasPrefix(field + ":") || detail.hasPrefix(field + " (") || detail.contains("field \"\(field)\"")
+}
+
+/// Whether a problem's `detail` names `field` and quotes the refused `value` (an enumeration
+/// value, an unknown id).
+func names(_ problem: [String: Any], _ field: String, value: String) -> Bool {
+    names(problem, field) && (problem["detail"] as? String ?? "").contains("\"\(value)\"")
+}
+
 /// One connection (keep-alive) that adds the bearer token when the service has one. Like any
 /// HTTP client it opens a new connection after an answer that closed its own (`Connection: close`,
 /// as a live NDJSON answer does).
@@ -237,4 +252,17 @@ final class Locked<T>: @unchecked Sendable {
         return body(&value)
     }
     var get: T { withLock { $0 } }
+}
+
+extension [String: Any] {
+    /// A problem object's `detail`.
+    var detail: String { self["detail"] as? String ?? "" }
+}
+
+/// The value of an unlabelled gauge or counter in a `/metrics` text (`viewportd_sessions 2.0`).
+func metric(_ name: String, in text: String) -> Double? {
+    for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+        return Double(line.dropFirst(name.count + 1))
+    }
+    return nil
 }

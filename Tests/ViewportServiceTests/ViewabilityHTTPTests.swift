@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ViewportTestSupport
 import ViewportService
 
 /// API.md "Viewability, direction-aware buffers, time" over HTTP: random traces sent as NDJSON

@@ -50,8 +50,10 @@ struct LoopSpace: Sendable {
         let lead = axis.leadingEdge(of: rect)
         let first = ((low - lead - axis.length(of: rect)) / period).rounded(.down)
         let last = ((high - lead) / period).rounded(.up)
+        // Counted, not `m - first`: past 2^53 periods `m += 1` leaves `m` unchanged (a period
+        // tiny next to the offset), and the loop must still end.
         var m = first
-        while m <= last && m - first < 16 {
+        for _ in 0..<16 where m <= last {
             let shift = m * period
             if region.intersects(moved(rect, by: shift)) { return shift }
             m += 1
@@ -68,7 +70,8 @@ struct LoopSpace: Sendable {
         let first = ((low - maxTrailing) / period).rounded(.down)
         let last = ((high - minLeading) / period).rounded(.up)
         var m = first
-        while m <= last && m - first < 64 {
+        // Counted (see `copyShift`): at most 64 copies, even where `m += 1` cannot move `m`.
+        for _ in 0..<64 where m <= last {
             let shift = m * period
             // The index filter is conservative; widen the moved query by a hair for rounding.
             let slack = 1e-9 * (abs(low) + abs(high) + abs(shift) + 1)

@@ -9,14 +9,15 @@ public struct AxisSummary: Sendable {
     /// The longest item extent along the axis (0 without items).
     public let maxLength: Double
 
+    /// The summary of the rects `forEachRect` gives (`capacity` of them, about).
     /// - Complexity: O(n log n).
-    init(rects: ItemRects, axis: Axis) {
+    init(axis: Axis, capacity: Int, forEachRect: ((Rect) -> Void) -> Void) {
         var edges = ContiguousArray<Double>()
-        edges.reserveCapacity(rects.count)
+        edges.reserveCapacity(capacity)
         var low = Double.infinity
         var high = -Double.infinity
         var longest = 0.0
-        for r in rects {
+        forEachRect { r in
             let lead = axis.leadingEdge(of: r)
             let length = axis.length(of: r)
             edges.append(lead)
@@ -24,10 +25,11 @@ public struct AxisSummary: Sendable {
             high = max(high, lead + length)
             longest = max(longest, length)
         }
+        let isEmpty = edges.isEmpty
         edges.sort()
         leadingEdges = edges
-        minLeading = rects.isEmpty ? 0 : low
-        maxTrailing = rects.isEmpty ? 0 : high
+        minLeading = isEmpty ? 0 : low
+        maxTrailing = isEmpty ? 0 : high
         maxLength = longest
     }
 

@@ -10,10 +10,10 @@ final class AxisSummaryCache: Sendable {
 
     /// The summary of `axis`, computing it on first use.
     /// - Complexity: O(n log n) the first time per axis, O(1) afterwards.
-    func summary(_ axis: Axis, rects: ItemRects) -> AxisSummary {
+    func summary(_ axis: Axis, make: () -> AxisSummary) -> AxisSummary {
         summaries.withLock { cache in
             if let found = cache[axis] { return found }
-            let made = AxisSummary(rects: rects, axis: axis)
+            let made = make()
             cache[axis] = made
             return made
         }

@@ -14,7 +14,8 @@ public struct GeneratedSection: Hashable, Sendable {
         case list(axis: Axis, size: Size, spacing: Double)
         /// Item starts along the axis, relative to the origin (prefix sums), sizes, and the longest
         /// size along the axis (bounds the backward search of a query).
-        case sizedList(axis: Axis, starts: [Double], sizes: [Size], longest: Double)
+        /// `spacing` is kept to write the section out again.
+        case sizedList(axis: Axis, starts: [Double], sizes: [Size], longest: Double, spacing: Double = 0)
         case grid(rowsAlong: Axis, columns: Int, itemSize: Size, spacing: Size)
     }
 
@@ -22,21 +23,45 @@ public struct GeneratedSection: Hashable, Sendable {
     public let id: String
     public let count: Int
     public let shape: Shape
-    public let origin: Point
+    public private(set) var origin: Point
     /// Reuse class in the layout, -1 for none.
     let reuseClass: Int32
     /// The largest `x + width` and `y + height` of its items (the origin when it has none),
-    /// measured once: O(n) for a list with a size per item.
+    /// measured once: O(n) for a list with a size per item. For a movable section: its origin
+    /// plus `relativeFar`.
     private(set) var farCorner: Point
+    /// Movable sections (those of a layout with stacks, which move when a stack above them
+    /// changes): the far corner measured at the origin `(0, 0)`.
+    private(set) var relativeFar: Point?
 
-    init(id: String, count: Int, shape: Shape, origin: Point, reuseClass: Int32) {
+    /// A section at `origin`. A `movable` one measures its extent once at the origin (0, 0) and
+    /// takes its far corner as `origin + extent`, so `moved(to:)` is O(1) and a section moved
+    /// there has the far corner of one built there (PATCH and a layout posted again agree).
+    init(id: String, count: Int, shape: Shape, origin: Point, reuseClass: Int32, movable: Bool = false) {
         self.id = id
         self.count = count
         self.shape = shape
-        self.origin = origin
+        self.origin = movable ? .zero : origin
         self.reuseClass = reuseClass
-        self.farCorner = origin
+        self.farCorner = self.origin
+        self.relativeFar = nil
         self.farCorner = measureFarCorner()
+        if movable {
+            // Measured at (0, 0): the extent itself.
+            relativeFar = farCorner
+            self.origin = origin
+            farCorner = Point(x: origin.x + farCorner.x, y: origin.y + farCorner.y)
+        }
+    }
+
+    /// The same section at another origin (a movable one: see `init`).
+    /// - Complexity: O(1).
+    func moved(to newOrigin: Point) -> GeneratedSection {
+        var copy = self
+        copy.origin = newOrigin
+        let extent = relativeFar ?? Point(x: farCorner.x - origin.x, y: farCorner.y - origin.y)
+        copy.farCorner = Point(x: newOrigin.x + extent.x, y: newOrigin.y + extent.y)
+        return copy
     }
 
     /// The rect of item `k` (0 ≤ k < count).
@@ -48,7 +73,7 @@ public struct GeneratedSection: Hashable, Sendable {
             return axis == .y
                 ? Rect(x: origin.x, y: origin.y + main, width: size.width, height: size.height)
                 : Rect(x: origin.x + main, y: origin.y, width: size.width, height: size.height)
-        case .sizedList(let axis, let starts, let sizes, _):
+        case .sizedList(let axis, let starts, let sizes, _, _):
             let size = sizes[k]
             return axis == .y
                 ? Rect(x: origin.x, y: origin.y + starts[k], width: size.width, height: size.height)
@@ -99,7 +124,7 @@ public struct GeneratedSection: Hashable, Sendable {
             let (first, last) = Self.range(low: low, high: high, length: axis.component(of: size), step: axis.component(of: size) + spacing, count: count)
             guard first <= last else { return }
             for k in first...last { body(k) }
-        case .sizedList(let axis, let starts, let sizes, let longest):
+        case .sizedList(let axis, let starts, let sizes, let longest, _):
             let (low, high) = axis == .y ? (minY - origin.y, maxY - origin.y) : (minX - origin.x, maxX - origin.x)
             // The first item starting after `high` ends the run; items are in order along the axis.
             var lo = 0

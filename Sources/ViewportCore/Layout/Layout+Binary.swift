@@ -11,17 +11,29 @@
 ///   suffix), reuse class + 1 (0 for none), and x, y, width, height as compact numbers;
 /// - `1` list, `2` list with a size per item, `3` grid: the generated section's id, count, reuse
 ///   class + 1, origin and shape.
+/// A layout with stacks (version 3) is written instead as its sections form after the header
+/// (kind byte `9`): the stacking axis, insets, spacing and given content size, then each section
+/// (`10` stack with its items' ids, measured sizes, own reuse identifiers and lanes; `11` list;
+/// `12` list with a size per item; `13` grid; `14` items with their relative rects), and rebuilt
+/// through ``SectionStack`` as a posted sections layout is, so it gets the same id and rects.
 /// A later section kind gets the next kind byte; a reader that meets a kind or version it does
 /// not know refuses the bytes (``BinaryFormatError/unsupported(_:)``) rather than guess.
 extension Layout {
     static let binaryMagic: [UInt8] = Array("VPL".utf8)
-    static let binaryVersion: UInt8 = 2
+    static let binaryVersion: UInt8 = 3
 
     private enum SegmentKind: UInt8 {
         case explicit = 0
         case list = 1
         case sizedList = 2
         case grid = 3
+        /// A layout with stacks, written as its sections (then the section kinds below).
+        case sections = 9
+        case stackSection = 10
+        case listSection = 11
+        case sizedListSection = 12
+        case gridSection = 13
+        case itemsSection = 14
     }
 
     /// The layout in its binary form.
@@ -42,6 +54,10 @@ extension Layout {
             w.count(item - previous)
             previous = item
         }
+        if let geometry = sectionsGeometry {
+            encodeSections(geometry, into: &w)
+            return w.bytes
+        }
         let runs: [LayoutSegment] = segments.isEmpty
             ? (count == 0 ? [] : [.explicit(start: 0, storageStart: 0, count: count)]) : segments
         w.count(runs.count)
@@ -53,9 +69,162 @@ extension Layout {
                 encodeExplicit(start..<(start + n), into: &w)
             case .generated(_, let section):
                 encode(section, into: &w)
+            case .stack, .placed:
+                // Only layouts with stacks have these, and they are written as sections above.
+                preconditionFailure("a stack or placed section outside a layout with stacks")
             }
         }
         return w.bytes
+    }
+
+    /// The sections form of a layout with stacks (see the format above).
+    private func encodeSections(_ geometry: (axis: Axis, insets: Insets, spacing: Double, contentSize: Size?), into w: inout BinaryWriter) {
+        w.count(1)
+        w.byte(SegmentKind.sections.rawValue)
+        w.byte(geometry.axis == .x ? 0 : 1)
+        w.double(geometry.insets.top)
+        w.double(geometry.insets.left)
+        w.double(geometry.insets.bottom)
+        w.double(geometry.insets.right)
+        w.double(geometry.spacing)
+        w.bool(geometry.contentSize != nil)
+        if let size = geometry.contentSize { w.size(size) }
+        let sections = sectionDescriptions
+        w.count(sections.count)
+        for (k, section) in sections.enumerated() {
+            switch section {
+            case .stack(let id, let reuse, let estimate, let spacing, let lanes, let laneSize):
+                w.byte(SegmentKind.stackSection.rawValue)
+                w.string(id)
+                w.optionalString(reuse)
+                w.bool(estimate != nil)
+                if let estimate { w.size(estimate) }
+                w.double(spacing)
+                w.count(lanes)
+                w.double(laneSize)
+                var n = 0
+                forEachStackItem(inSection: k) { _, _, _, _ in n += 1 }
+                w.count(n)
+                forEachStackItem(inSection: k) { id, size, itemReuse, lane in
+                    w.lengthPrefixed(id)
+                    w.bool(size != nil)
+                    if let size { w.size(size) }
+                    w.optionalString(itemReuse)
+                    w.count(lane)
+                }
+            case .list(let id, let reuse, let axis, let count, let size, let spacing):
+                w.byte(SegmentKind.listSection.rawValue)
+                w.string(id)
+                w.optionalString(reuse)
+                w.byte(axis == .x ? 0 : 1)
+                w.count(count)
+                w.size(size)
+                w.double(spacing)
+            case .sizedList(let id, let reuse, let axis, let sizes, let spacing):
+                w.byte(SegmentKind.sizedListSection.rawValue)
+                w.string(id)
+                w.optionalString(reuse)
+                w.byte(axis == .x ? 0 : 1)
+                w.count(sizes.count)
+                for size in sizes { w.size(size) }
+                w.double(spacing)
+            case .grid(let id, let reuse, let columns, let count, let itemSize, let spacing):
+                w.byte(SegmentKind.gridSection.rawValue)
+                w.string(id)
+                w.optionalString(reuse)
+                w.count(columns)
+                w.count(count)
+                w.size(itemSize)
+                w.size(spacing)
+            case .items(let id):
+                w.byte(SegmentKind.itemsSection.rawValue)
+                w.optionalString(id)
+                var n = 0
+                forEachPlacedItem(inSection: k) { _, _, _, _ in n += 1 }
+                w.count(n)
+                forEachPlacedItem(inSection: k) { id, rect, reuse, sticky in
+                    w.lengthPrefixed(id)
+                    w.rect(rect)
+                    w.optionalString(reuse)
+                    w.bool(sticky)
+                }
+            }
+        }
+    }
+
+    /// Rebuilds a layout with stacks from its sections form, as a posted one is built.
+    private static func decodeSections(_ r: inout BinaryReader, maxItems: Int) throws(BinaryFormatError) -> LayoutBuilder {
+        func axis() throws(BinaryFormatError) -> Axis {
+            let code = try r.byte()
+            guard code <= 1 else { throw .invalid("axis \(code)") }
+            return code == 0 ? .x : .y
+        }
+        func valid<T>(_ body: () throws(LayoutError) -> T) throws(BinaryFormatError) -> T {
+            do { return try body() } catch { throw .invalid("the stored layout is not valid: \(error)") }
+        }
+        let stackAxis = try axis()
+        let insets = Insets(top: try r.double(), left: try r.double(), bottom: try r.double(), right: try r.double())
+        let spacing = try r.double()
+        let contentSize: Size? = try r.bool() ? try r.size() : nil
+        var specs: [SectionSpec] = []
+        for _ in 0..<(try r.elementCount(minBytes: 2)) {
+            guard let kind = SegmentKind(rawValue: try r.byte()) else { throw .unsupported("a layout section kind this build does not know") }
+            switch kind {
+            case .stackSection:
+                let id = try r.string(limit: Layout.maxIDBytes)
+                let reuse = try r.optionalString()
+                let estimate: Size? = try r.bool() ? try r.size() : nil
+                var spec = StackSpec(items: [], estimate: estimate, spacing: try r.double(), lanes: try r.count(limit: 1 << 16), laneSize: try r.double())
+                let n = try r.elementCount(minBytes: 4)
+                guard n <= maxItems else { throw .invalid("\(n) items, more than \(maxItems)") }
+                spec.items.reserveCapacity(n)
+                for _ in 0..<n {
+                    let itemID = String(decoding: try r.lengthPrefixed(limit: Layout.maxIDBytes), as: UTF8.self)
+                    let size: Size? = try r.bool() ? try r.size() : nil
+                    spec.items.append(StackSpec.Item(id: itemID, size: size, reuse: try r.optionalString(), lane: try r.count(limit: 1 << 16)))
+                }
+                specs.append(SectionSpec(id: id, reuse: reuse, shape: .stack(spec)))
+            case .listSection:
+                let id = try r.string(limit: Layout.maxIDBytes)
+                let reuse = try r.optionalString()
+                let listAxis = try axis()
+                specs.append(SectionSpec(id: id, reuse: reuse, shape: .list(axis: listAxis, count: try r.count(limit: maxItems), size: try r.size(), spacing: try r.double())))
+            case .sizedListSection:
+                let id = try r.string(limit: Layout.maxIDBytes)
+                let reuse = try r.optionalString()
+                let listAxis = try axis()
+                let n = try r.elementCount(minBytes: 16)
+                var sizes: [Size] = []
+                sizes.reserveCapacity(n)
+                for _ in 0..<n { sizes.append(try r.size()) }
+                specs.append(SectionSpec(id: id, reuse: reuse, shape: .sizedList(axis: listAxis, sizes: sizes, spacing: try r.double())))
+            case .gridSection:
+                let id = try r.string(limit: Layout.maxIDBytes)
+                let reuse = try r.optionalString()
+                let columns = try r.count(limit: Int(Int32.max))
+                specs.append(SectionSpec(
+                    id: id, reuse: reuse, shape: .grid(columns: columns, count: try r.count(limit: maxItems), itemSize: try r.size(), spacing: try r.size())))
+            case .itemsSection:
+                let id = try r.optionalString()
+                var items: [SectionSpec.Item] = []
+                for _ in 0..<(try r.elementCount(minBytes: 35)) {
+                    let itemID = String(decoding: try r.lengthPrefixed(limit: Layout.maxIDBytes), as: UTF8.self)
+                    items.append(SectionSpec.Item(id: itemID, rect: try r.rect(), reuse: try r.optionalString(), sticky: try r.bool()))
+                }
+                specs.append(SectionSpec(id: id, shape: .items(items)))
+            default:
+                throw .invalid("a segment kind inside a sections form")
+            }
+        }
+        var builder = LayoutBuilder(maxItems: maxItems)
+        if let contentSize { try valid { () throws(LayoutError) in try builder.setContentSize(contentSize) } }
+        builder.setAxis(stackAxis)
+        var stack = SectionStack(axis: stackAxis, insets: insets, spacing: spacing, withStacks: true)
+        try valid { () throws(LayoutError) in
+            for spec in specs { try stack.append(spec, to: &builder) }
+            try builder.setTrailingPadding(stack.trailingPadding)
+        }
+        return builder
     }
 
     private func encodeExplicit(_ items: Range<Int>, into w: inout BinaryWriter) {
@@ -95,7 +264,7 @@ extension Layout {
             w.byte(axis == .x ? 0 : 1)
             w.size(size)
             w.double(spacing)
-        case .sizedList(let axis, let starts, let sizes, let longest):
+        case .sizedList(let axis, let starts, let sizes, let longest, let spacing):
             header(.sizedList)
             w.byte(axis == .x ? 0 : 1)
             var bases: (Int64, Int64, Int64) = (0, 0, 0)
@@ -105,6 +274,7 @@ extension Layout {
             }
             for start in starts { w.compact(start, base: &bases.2) }
             w.double(longest)
+            w.double(spacing)
         case .grid(let rowsAlong, let columns, let itemSize, let spacing):
             header(.grid)
             w.byte(rowsAlong == .x ? 0 : 1)
@@ -179,6 +349,16 @@ extension Layout {
                     let isSticky = sticky.contains(builder.count)
                     try valid { () throws(LayoutError) in try builder.append(idUTF8: id, rect: rect, reuse: reuse, sticky: isSticky) }
                 }
+            case .sections:
+                // A layout with stacks: its sections form is the whole body.
+                var rebuilt = try decodeSections(&r, maxItems: maxItems)
+                try r.finish()
+                guard rebuilt.count == total else { throw .invalid("\(rebuilt.count) items, the header says \(total)") }
+                let layout = try valid { () throws(LayoutError) in try rebuilt.build() }
+                guard layout.contentSize == contentSize else { throw .invalid("the sections give another content size") }
+                return layout
+            case .stackSection, .listSection, .sizedListSection, .gridSection, .itemsSection:
+                throw .invalid("a section kind outside a sections form")
             case .list, .sizedList, .grid:
                 let id = try r.string(limit: Layout.maxIDBytes)
                 let n = try r.count(limit: maxItems)
@@ -198,7 +378,7 @@ extension Layout {
                     var starts: [Double] = []
                     starts.reserveCapacity(n)
                     for _ in 0..<n { starts.append(try r.compact(base: &bases.2)) }
-                    shape = .sizedList(axis: axis, starts: starts, sizes: sizes, longest: try r.double())
+                    shape = .sizedList(axis: axis, starts: starts, sizes: sizes, longest: try r.double(), spacing: try r.double())
                 default:
                     let columns = try r.count(limit: Int(Int32.max))
                     guard columns >= 1 else { throw .invalid("grid \(id) has no columns") }

@@ -1,3 +1,5 @@
+import Crypto
+
 /// Collects items one by one (as a decoder reads them) and validates them into a `Layout`.
 ///
 /// Validation happens as items arrive, so a bad item fails fast with its position and id.
@@ -12,7 +14,12 @@ public struct LayoutBuilder: Sendable {
     private let maxItems: Int
     /// Runs of explicit items and generated sections; only kept once a section is generated.
     private var segments: [LayoutSegment] = []
+    /// Items of generated, stack and placed sections.
     private var generatedCount = 0
+    private var stacks: [LayoutStack] = []
+    private var placed: [PlacedSection] = []
+    /// Set for a layout with stacks (see `SectionStack`).
+    private var geometry: (axis: Axis, insets: Insets, spacing: Double)?
     /// Sticky items with their rects.
     private var sticky: [(item: Int, rect: Rect)] = []
     /// The layout's axis (sticky items pin along it).
@@ -31,12 +38,26 @@ public struct LayoutBuilder: Sendable {
     /// Items so far, explicit and generated.
     public var count: Int { rects.count + generatedCount }
 
+    /// Sets the layout's axis (`y` by default): the one its sections stack along, along which sticky
+    /// items pin.
+    public mutating func setAxis(_ axis: Axis) { self.axis = axis }
+
+    /// Marks the layout as one with stacks: its sections are laid out by a `SectionStack` along
+    /// `axis`, and kept movable (see `appendStack`).
+    public mutating func setStackGeometry(axis: Axis, insets: Insets, spacing: Double) {
+        geometry = (axis, insets, spacing)
+    }
+
     /// Adds an item given its id as UTF-8 bytes. `reuse` nil or empty: the view is never reused.
     /// A `sticky` item is a section header that pins to the viewport's leading edge along the
     /// layout's axis (the top for `y`) while its section is on screen.
     public mutating func append<ID: Collection<UInt8>>(idUTF8 id: ID, rect: Rect, reuse: String?, sticky: Bool = false) throws(LayoutError) {
         let index = count
         guard index < maxItems else { throw .tooManyItems(count: index + 1, limit: maxItems) }
+        // Explicit items keep absolute rects, which could not follow an edited stack.
+        guard stacks.isEmpty && placed.isEmpty else {
+            throw .invalidSection(field: "items[\(index)]", reason: "items after a stack go in an items section (appendPlacedSection)")
+        }
         let length = id.count
         guard length > 0 else { throw .emptyID(index: index) }
         guard length <= Layout.maxIDBytes else { throw .idTooLong(index: index, bytes: length) }
@@ -69,7 +90,7 @@ public struct LayoutBuilder: Sendable {
     /// Returns the section's far corner (its largest `x + width` and `y + height`).
     @discardableResult
     public mutating func appendSection(
-        id: String, count: Int, shape: GeneratedSection.Shape, origin: Point, reuse: String?
+        id: String, count: Int, shape: GeneratedSection.Shape, origin: Point, reuse: String?, movable: Bool = false
     ) throws(LayoutError) -> Point {
         let field = "sections[\(id)]"
         guard !id.isEmpty else { throw .invalidSection(field: field, reason: "id must not be empty") }
@@ -86,7 +107,7 @@ public struct LayoutBuilder: Sendable {
         if segments.isEmpty && !rects.isEmpty {
             segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
         }
-        let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse))
+        let section = GeneratedSection(id: id, count: count, shape: shape, origin: origin, reuseClass: reuseClass(for: reuse), movable: movable)
         if count > 0 {
             // The far corner, not just the last item: a grid's last column may be in an earlier row.
             guard section.farCorner.isFinite else {
@@ -98,9 +119,110 @@ public struct LayoutBuilder: Sendable {
         return section.farCorner
     }
 
-    /// Sets the layout's axis (`y` by default): the one its sections stack along, along which sticky
-    /// items pin.
-    public mutating func setAxis(_ axis: Axis) { self.axis = axis }
+    /// Adds a stack section (API.md "Stacks"): its items' ids go into the id table (their uids
+    /// are their positions there), their sizes into a `StackSection` at `origin` flowing along
+    /// `axis`. `field` names the section in errors (`sections[2]`). Returns where the next
+    /// section starts along the axis: the origin plus the longest lane.
+    /// - Complexity: O(n log lanes) for n items.
+    public mutating func appendStack(
+        id: String, spec: StackSpec, origin: Point, axis: Axis, reuse: String?, field: String
+    ) throws(LayoutError) -> Double {
+        guard !id.isEmpty else { throw .invalidSection(field: field + ".id", reason: "must not be empty") }
+        let n = spec.items.count
+        guard n <= maxItems - count else { throw .tooManyItems(count: count + n, limit: maxItems) }
+        // Uids are Int32: keep the table and a session's inserts well inside.
+        guard ids.count + n <= Self.maxStackUID else { throw .tooManyItems(count: count + n, limit: Self.maxStackUID) }
+        guard origin.isFinite else { throw .invalidSection(field: field, reason: "its position is not finite") }
+        let storageStart = ids.count
+        let sectionClass = reuseClass(for: reuse)
+        var items: [StackSection.Item] = []
+        items.reserveCapacity(n)
+        ids.reserve(items: ids.count + n, bytes: ids.bytes.count + n * 8)
+        for k in 0..<n {
+            let item = spec.items[k]
+            var id = item.id
+            let length = id.utf8.count
+            guard length > 0 else { throw .invalidSection(field: "\(field).stack.items[\(k)].id", reason: "must not be empty") }
+            guard length <= Layout.maxIDBytes else {
+                throw .invalidSection(field: "\(field).stack.items[\(k)].id", reason: "\(length) bytes of UTF-8, at most \(Layout.maxIDBytes) allowed")
+            }
+            id.withUTF8 { ids.append($0) }
+            let itemClass: Int32? = item.reuse.map { reuseClass(for: $0) }
+            items.append(StackSection.Item(uid: Int32(storageStart + k), size: item.size, reuseClass: itemClass, lane: item.lane))
+        }
+        let section: StackSection
+        do {
+            section = try StackSection(
+                origin: origin, axis: axis, spacing: spec.spacing, lanes: spec.lanes, laneSize: spec.laneSize, estimate: spec.estimate,
+                reuseClass: sectionClass, items: items)
+        } catch {
+            throw .invalidSection(field: "\(field).stack.\(error.field)", reason: error.reason + Self.itemNote(error.field, spec.items))
+        }
+        if geometry == nil { geometry = (axis, .zero, 0) }
+        let stack = LayoutStack(id: id, section: section, storageStart: storageStart, builtCount: n)
+        guard stack.far.isFinite, section.farCorner.isFinite else {
+            throw .invalidSection(field: field, reason: "its items reach beyond the largest finite coordinate")
+        }
+        if segments.isEmpty && !rects.isEmpty {
+            segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
+        }
+        segments.append(.stack(start: count, count: n, stack: stacks.count))
+        stacks.append(stack)
+        generatedCount += n
+        return stack.far
+    }
+
+    /// The largest uid of a stack item: uids are `Int32`, and a session's inserted items take
+    /// uids above the table's.
+    public static let maxStackUID = Int(Int32.max) / 2
+
+    /// ` (item "id")` when `field` names a stack's item (`items[3].size`).
+    private static func itemNote(_ field: String, _ items: [StackSpec.Item]) -> String {
+        guard field.hasPrefix("items["), let close = field.firstIndex(of: "]"),
+            let k = Int(field[field.index(field.startIndex, offsetBy: 6)..<close]), items.indices.contains(k)
+        else { return "" }
+        return " (item \"\(items[k].id)\")"
+    }
+
+    /// Adds an `items` section of a layout with stacks: its items keep their rects relative to
+    /// `origin` (see `PlacedSection`). Returns its far corner (origin plus its items' extent).
+    /// - Complexity: O(n log n) (its R-tree).
+    public mutating func appendPlacedSection(id: String?, items: [SectionSpec.Item], origin: Point) throws(LayoutError) -> Point {
+        guard items.count <= maxItems - count else { throw .tooManyItems(count: count + items.count, limit: maxItems) }
+        let storageStart = ids.count
+        var relative = ContiguousArray<Rect>()
+        var classes = ContiguousArray<Int32>()
+        var stickyIndices: [Int] = []
+        relative.reserveCapacity(items.count)
+        for (k, item) in items.enumerated() {
+            let index = count + k
+            let length = item.id.utf8.count
+            guard length > 0 else { throw .emptyID(index: index) }
+            guard length <= Layout.maxIDBytes else { throw .idTooLong(index: index, bytes: length) }
+            let r = item.rect
+            guard r.isFinite else { throw .nonFiniteRect(index: index, id: item.id) }
+            guard r.width >= 0, r.height >= 0 else { throw .negativeSize(index: index, id: item.id) }
+            let placed = Rect(x: origin.x + r.x, y: origin.y + r.y, width: r.width, height: r.height)
+            guard (placed.x + placed.width).isFinite, (placed.y + placed.height).isFinite, (r.x + r.width).isFinite, (r.y + r.height).isFinite
+            else { throw .extentOverflow(index: index, id: item.id) }
+            ids.append(item.id.utf8)
+            relative.append(r)
+            classes.append(reuseClass(for: item.reuse))
+            if item.sticky {
+                stickyIndices.append(k)
+                sticky.append((index, placed))
+            }
+        }
+        let section = PlacedSection(id: id, origin: origin, rects: relative, reuseClasses: classes, sticky: stickyIndices, storageStart: storageStart)
+        guard section.farCorner.isFinite else { throw .invalidSection(field: "sections[\(id ?? "")]", reason: "its items reach beyond the largest finite coordinate") }
+        if segments.isEmpty && !rects.isEmpty {
+            segments.append(.explicit(start: 0, storageStart: 0, count: rects.count))
+        }
+        segments.append(.placed(start: count, count: items.count, section: placed.count))
+        placed.append(section)
+        generatedCount += items.count
+        return section.farCorner
+    }
 
     /// Grows the default content size beyond the items' extent (a section stack's trailing insets).
     public mutating func setTrailingPadding(_ padding: Size) throws(LayoutError) {
@@ -117,9 +239,8 @@ public struct LayoutBuilder: Sendable {
     /// Validates ids for uniqueness and builds the layout with its index and digest.
     /// - Complexity: O(n log n).
     public consuming func build() throws(LayoutError) -> Layout {
-        if let (first, second) = ids.buildLookup() {
-            throw .duplicateID(id: ids.string(at: second), first: first, second: second)
-        }
+        // The cheap checks first; their error is thrown after the id check, which comes first.
+        var failure: LayoutError?
         var maxX = 0.0
         var maxY = 0.0
         for r in rects {
@@ -127,47 +248,76 @@ public struct LayoutBuilder: Sendable {
             maxY = max(maxY, r.y + r.height)
         }
         var sectionIDs: [String: Int] = [:]
-        for case .generated(let start, let section) in segments {
-            if let other = sectionIDs[section.id] {
-                throw .invalidSection(field: "sections[\(section.id)]", reason: "the id is already used by the section at item \(other)")
+        for segment in segments {
+            let id: String
+            let far: Point
+            switch segment {
+            case .generated(_, let section): (id, far) = (section.id, section.farCorner)
+            case .stack(_, _, let k): (id, far) = (stacks[k].id, stacks[k].section.farCorner)
+            case .placed(_, _, let k):
+                maxX = max(maxX, placed[k].farCorner.x)
+                maxY = max(maxY, placed[k].farCorner.y)
+                continue
+            case .explicit: continue
             }
-            sectionIDs[section.id] = start
-            maxX = max(maxX, section.farCorner.x)
-            maxY = max(maxY, section.farCorner.y)
+            if let other = sectionIDs[id], failure == nil {
+                failure = .invalidSection(field: "sections[\(id)]", reason: "the id is already used by the section at item \(other)")
+            }
+            sectionIDs[id] = sectionIDs[id] ?? segment.start
+            maxX = max(maxX, far.x)
+            maxY = max(maxY, far.y)
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
-        guard size.isFinite else {
-            throw .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
+        if !size.isFinite && failure == nil {
+            failure = .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
         }
         let axis = self.axis
         let stickyByTop = sticky.sorted {
             (axis.leadingEdge(of: $0.rect), $0.item) < (axis.leadingEdge(of: $1.rect), $1.item)
         }.map(\.item)
-        // Without an index yet: it serves ids, rects and reuse classes to the checks and the digest.
+        // Without an index or id lookup yet: it serves ids, rects and reuse classes to the checks
+        // and the digest.
+        let sectionGeometry = geometry.map {
+            SectionGeometry(axis: $0.axis, insets: $0.insets, spacing: $0.spacing, givenContentSize: contentSize)
+        }
         let provisional = Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
-            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "", index: nil,
-            axis: axis)
+            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
+            stickyItems: stickyByTop, reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize, digest: "",
+            index: nil, geometry: sectionGeometry, axis: axis)
         // An explicit id that spells a generated one ("feed-3") would name two items.
-        if !sectionIDs.isEmpty {
-            for run in provisional.explicitRuns {
-                for j in 0..<run.count {
-                    let k = run.storageStart + j
-                    guard let generated = ids.withBytes(at: k, { provisional.generatedItem(withIDBytes: $0) }) else { continue }
-                    let position = run.start + j
-                    throw .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
-                }
+        if !provisional.generatedSections.isEmpty && failure == nil {
+            for k in 0..<ids.count {
+                guard let generated = ids.withBytes(at: k, { provisional.generatedItem(withIDBytes: $0) }),
+                    let position = provisional.position(ofStorage: k)
+                else { continue }
+                failure = .duplicateID(id: ids.string(at: k), first: min(position, generated), second: max(position, generated))
+                break
             }
         }
-        // The digest and the index are independent: make them on two cores.
-        let (digest, index) = Parallel.both(
+        func duplicate(_ pair: (Int, Int), in table: ItemIDTable) -> LayoutError {
+            // Table positions are layout positions but for stack and placed items: translate.
+            .duplicateID(
+                id: table.string(at: pair.1), first: provisional.position(ofStorage: pair.0) ?? pair.0,
+                second: provisional.position(ofStorage: pair.1) ?? pair.1)
+        }
+        if let failure {
+            if let pair = ids.buildLookup() { throw duplicate(pair, in: ids) }
+            throw failure
+        }
+        // The digest, and the id lookup then the index, are independent: make them on two cores.
+        let (digest, (table, duplicatePair, index)) = Parallel.both(
             { Self.digest(of: provisional) },
-            { [rects, segments] in Layout.makeIndex(rects: rects, segments: segments) })
+            { [ids, rects, segments] in
+                var table = ids
+                let pair = table.buildLookup()
+                return (table, pair, pair == nil ? Layout.makeIndex(rects: rects, segments: segments) : nil)
+            })
+        if let duplicatePair { throw duplicate(duplicatePair, in: table) }
         return Layout(
-            ids: ids, rects: rects, reuseClasses: reuseClasses, segments: segments, stickyItems: stickyByTop,
-            reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
-            digest: digest, index: index, axis: axis)
+            ids: table, rects: rects, reuseClasses: reuseClasses, segments: segments, stacks: stacks, placedSections: placed,
+            stickyItems: stickyByTop, reuseNames: reuseNames, contentSize: size, hasExplicitContentSize: size != defaultSize,
+            digest: digest, index: index, geometry: sectionGeometry, axis: axis)
     }
 
     private mutating func reuseClass(for name: String?) -> Int32 {
@@ -184,55 +334,43 @@ public struct LayoutBuilder: Sendable {
         return known
     }
 
-    /// SHA-256 over a canonical serialization: per item its id (length-prefixed), rect (IEEE bits,
-    /// -0 as 0) and reuse name (length-prefixed, empty for none), then the content size. Generated
-    /// items are serialized like explicit ones, so a layout sent as `sections` and the same items
-    /// sent one by one get the same id. A layout along x with sticky items adds its axis and its
-    /// sticky items (their positions), which decide where they pin: it is not the layout along y
-    /// with the same rects. Every other layout's digest is what it always was (without sticky
-    /// items the axis changes nothing).
-    private static func digest(of layout: Layout) -> String {
-        var sha = SHA256()
-        var scratch: [UInt8] = []
-        scratch.reserveCapacity(1 << 16)
-        func flush() {
-            scratch.withUnsafeBytes { sha.update($0) }
-            scratch.removeAll(keepingCapacity: true)
-        }
-        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { scratch.append(contentsOf: $0) } }
-        func put(_ d: Double) { put((d == 0 ? 0 : d).bitPattern) }
+    /// SHA-256 (swift-crypto) over a canonical serialization: per item its id (length-prefixed),
+    /// rect (IEEE bits, -0 as 0) and reuse name (length-prefixed, empty for none), then the content
+    /// size. Generated and stack items are serialized like explicit ones, so a layout sent as
+    /// `sections` and the same items sent one by one get the same id (LayoutDigestTests pins known
+    /// ids). A layout along x with sticky items adds its axis and its sticky items (their
+    /// positions), which decide where they pin: it is not the layout along y with the same rects.
+    /// Every other layout's digest is what it always was (without sticky items the axis changes
+    /// nothing). `package` for viewport-bench, which times it alone.
+    /// - Complexity: O(n) for n items (every id, rect and reuse name is hashed).
+    package static func digest(of layout: Layout) -> String {
+        var w = DigestWriter()
+        defer { w.deallocate() }
         let nameBytes = layout.reuseNames.map { Array($0.utf8) }
-        put(UInt64(layout.count))
-        for i in 0..<layout.count {
-            layout.withIDBytes(at: i) { id in
-                put(UInt32(id.count))
-                scratch.append(contentsOf: id)
-            }
-            let r = layout.rect(at: i)
-            put(r.x)
-            put(r.y)
-            put(r.width)
-            put(r.height)
-            let c = layout.reuseClass(of: i)
+        w.u64(UInt64(layout.count))
+        layout.forEachInOrder { _, r, c, id in
+            w.ensure(4 + id.count + 32 + 4)
+            w.u32(UInt32(id.count))
+            w.bytes(id)
+            w.double(r.x)
+            w.double(r.y)
+            w.double(r.width)
+            w.double(r.height)
             if c < 0 {
-                put(UInt32(0))
+                w.u32(0)
             } else {
-                put(UInt32(nameBytes[c].count))
-                scratch.append(contentsOf: nameBytes[c])
+                w.u32(UInt32(nameBytes[c].count))
+                nameBytes[c].withUnsafeBytes { w.bytes($0) }
             }
-            if scratch.count >= 1 << 16 - 600 { flush() }
         }
-        put(layout.contentSize.width)
-        put(layout.contentSize.height)
+        w.double(layout.contentSize.width)
+        w.double(layout.contentSize.height)
         if layout.axis == .x && !layout.stickyItems.isEmpty {
-            scratch.append(contentsOf: Array("sticky-x".utf8))
-            put(UInt64(layout.stickyItems.count))
-            for item in layout.stickyItems.sorted() {
-                put(UInt64(item))
-                if scratch.count >= 1 << 16 - 16 { flush() }
-            }
+            Array("sticky-x".utf8).withUnsafeBytes { w.bytes($0) }
+            w.u64(UInt64(layout.stickyItems.count))
+            for item in layout.stickyItems.sorted() { w.u64(UInt64(item)) }
         }
-        flush()
+        let sha = w.finish()
         let hex = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         for byte in sha.finalize().prefix(16) {
@@ -241,4 +379,59 @@ public struct LayoutBuilder: Sendable {
         }
         return String(decoding: out, as: UTF8.self)
     }
+}
+
+/// Feeds SHA-256 through a 64 KiB buffer written with plain stores (appending to an array field
+/// by field was a quarter of a million-item digest).
+struct DigestWriter {
+    private var sha = Crypto.SHA256()
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+    private var fill = 0
+
+    /// Makes room for `n` bytes written next (smaller than the buffer).
+    @inline(__always)
+    mutating func ensure(_ n: Int) { if fill + n > buffer.count { flush() } }
+
+    private mutating func flush() {
+        sha.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<fill]))
+        fill = 0
+    }
+
+    @inline(__always)
+    mutating func u32(_ v: UInt32) {
+        ensure(4)
+        buffer.storeBytes(of: v.littleEndian, toByteOffset: fill, as: UInt32.self)
+        fill += 4
+    }
+
+    @inline(__always)
+    mutating func u64(_ v: UInt64) {
+        ensure(8)
+        buffer.storeBytes(of: v.littleEndian, toByteOffset: fill, as: UInt64.self)
+        fill += 8
+    }
+
+    /// A double's IEEE bits, -0 as 0.
+    @inline(__always)
+    mutating func double(_ d: Double) { u64((d == 0 ? 0 : d).bitPattern) }
+
+    @inline(__always)
+    mutating func bytes(_ b: UnsafeRawBufferPointer) {
+        if b.count > buffer.count / 2 {
+            flush()
+            sha.update(bufferPointer: b)
+            return
+        }
+        ensure(b.count)
+        if let base = b.baseAddress, b.count > 0 { (buffer.baseAddress.unsafelyUnwrapped + fill).copyMemory(from: base, byteCount: b.count) }
+        fill += b.count
+    }
+
+    /// The hash state after everything written.
+    mutating func finish() -> Crypto.SHA256 {
+        flush()
+        return sha
+    }
+
+    func deallocate() { buffer.deallocate() }
 }

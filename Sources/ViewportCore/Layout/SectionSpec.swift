@@ -1,4 +1,4 @@
-/// One entry of a layout's `sections`: a list, a grid, pages, or explicit items.
+/// One entry of a layout's `sections`: a list, a grid, pages, explicit items, or a stack.
 public struct SectionSpec: Sendable {
     public enum Shape: Sendable {
         /// `count` items of one `size`, `spacing` apart along `axis` (default: the stack's axis).
@@ -12,6 +12,15 @@ public struct SectionSpec: Sendable {
         case pages(axis: Axis?, count: Int, size: Size)
         /// Items given one by one; rects are relative to the section's origin.
         case items([Item])
+        /// Items with their own ids and sizes (measured or estimated) flowing along the layout's
+        /// axis in lanes (API.md "Stacks").
+        case stack(StackSpec)
+    }
+
+    /// Whether this is a stack section.
+    public var isStack: Bool {
+        if case .stack = shape { return true }
+        return false
     }
 
     public struct Item: Sendable {

@@ -4,18 +4,27 @@
 /// A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the
 /// first starts at the leading inset, and every section at the cross axis' leading inset. The
 /// default content size is the items' extent grown by the trailing insets.
+///
+/// A layout with stacks (`withStacks`) keeps every section movable, because a PATCH that changes a
+/// stack moves the sections after it: `items` sections keep their rects relative to their origin
+/// (`PlacedSection`), and every section's far edge is its origin plus its own extent (see
+/// `GeneratedSection.init(movable:)`), so an edited layout and the same layout posted again place
+/// every section at the same coordinates.
 public struct SectionStack: Sendable {
     public let axis: Axis
     public let insets: Insets
     public let spacing: Double
+    /// Whether the layout has stacks (and every section is movable).
+    public let withStacks: Bool
     /// Where the next section starts along the axis.
     private var cursor: Double
     private var sections = 0
 
-    public init(axis: Axis = .y, insets: Insets = .zero, spacing: Double = 0) {
+    public init(axis: Axis = .y, insets: Insets = .zero, spacing: Double = 0, withStacks: Bool = false) {
         self.axis = axis
         self.insets = insets
         self.spacing = spacing
+        self.withStacks = withStacks
         self.cursor = axis == .y ? insets.top : insets.left
     }
 
@@ -33,6 +42,7 @@ public struct SectionStack: Sendable {
         let field = "sections[\(index)]"
         if index > 0 { cursor += spacing }
         let origin = self.origin
+        if withStacks && index == 0 { builder.setStackGeometry(axis: axis, insets: insets, spacing: spacing) }
         func check(_ size: Size, _ name: String) throws(LayoutError) {
             guard size.isValidExtent else { throw .invalidSection(field: "\(field).\(name)", reason: "must be finite and not negative") }
         }
@@ -70,13 +80,23 @@ public struct SectionStack: Sendable {
                 position += along.component(of: size) + gap
                 longest = max(longest, along.component(of: size))
             }
-            (shape, count) = (.sizedList(axis: along, starts: starts, sizes: sizes, longest: longest), sizes.count)
+            (shape, count) = (.sizedList(axis: along, starts: starts, sizes: sizes, longest: longest, spacing: gap), sizes.count)
         case .grid(let columns, let n, let itemSize, let gap):
             try check(count: n)
             guard columns >= 1 else { throw .invalidSection(field: "\(field).columns", reason: "must be at least 1") }
             try check(itemSize, "itemSize")
             try check(gap, "spacing")
             (shape, count) = (.grid(rowsAlong: axis, columns: columns, itemSize: itemSize, spacing: gap), n)
+        case .stack(let stack):
+            guard withStacks else {
+                throw .invalidSection(field: field, reason: "a stack needs a SectionStack made withStacks")
+            }
+            cursor = try builder.appendStack(id: id, spec: stack, origin: origin, axis: axis, reuse: spec.reuse, field: field)
+            return
+        case .items(let items) where withStacks:
+            let far = try builder.appendPlacedSection(id: spec.id, items: items, origin: origin)
+            cursor = axis == .y ? far.y : far.x
+            return
         case .items(let items):
             var far = axis == .y ? origin.y : origin.x
             for item in items {
@@ -88,7 +108,7 @@ public struct SectionStack: Sendable {
             cursor = far
             return
         }
-        let far = try builder.appendSection(id: id, count: count, shape: shape, origin: origin, reuse: spec.reuse)
+        let far = try builder.appendSection(id: id, count: count, shape: shape, origin: origin, reuse: spec.reuse, movable: withStacks)
         cursor = axis == .y ? far.y : far.x
     }
 

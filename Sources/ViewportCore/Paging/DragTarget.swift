@@ -39,9 +39,10 @@ struct DragTarget: Sendable {
     }
 
     /// The target offset along the paging axis, and the page in the modes `page` and `snap`.
-    /// `summary` is asked for only in the mode `items`.
+    /// `summary` is asked for only in the mode `items` of a looping session, `nearest` (the item
+    /// leading edge nearest to a value, the smaller on a tie) only in the mode `items` of others.
     /// - Complexity: O(1); O(log n) in the mode `items` once the layout's summary exists.
-    func resolve(summary: () -> AxisSummary) -> (offset: Double, page: Int?) {
+    func resolve(nearest: (Double) -> Double? = { _ in nil }, summary: () -> AxisSummary) -> (offset: Double, page: Int?) {
         let p = naturalRest
         switch mode {
         case .none:
@@ -70,22 +71,20 @@ struct DragTarget: Sendable {
             k = max(0, min(k, pages - 1))
             return (range.clamp(k * s), Self.saturatingInt(k))
         case .items:
+            guard let period = loopPeriod else { return (range.clamp(nearest(p) ?? p), nil) }
             let edges = summary()
-            if let period = loopPeriod {
-                guard let first = edges.leadingEdges.first, let last = edges.leadingEdges.last,
-                    let near = edges.nearestLeadingEdge(to: p - (p / period).rounded(.down) * period)
-                else { return (p, nil) }
-                let base = (p / period).rounded(.down) * period
-                let q = p - base
-                // The nearest edge of this period, or of the neighbouring periods across the wrap.
-                let candidates = [last - period, near, first + period]
-                var best = near
-                for c in candidates where abs(c - q) < abs(best - q) || (abs(c - q) == abs(best - q) && c < best) {
-                    best = c
-                }
-                return (base + best, nil)
+            guard let first = edges.leadingEdges.first, let last = edges.leadingEdges.last,
+                let near = edges.nearestLeadingEdge(to: p - (p / period).rounded(.down) * period)
+            else { return (p, nil) }
+            let base = (p / period).rounded(.down) * period
+            let q = p - base
+            // The nearest edge of this period, or of the neighbouring periods across the wrap.
+            let candidates = [last - period, near, first + period]
+            var best = near
+            for c in candidates where abs(c - q) < abs(best - q) || (abs(c - q) == abs(best - q) && c < best) {
+                best = c
             }
-            return (range.clamp(edges.nearestLeadingEdge(to: p) ?? p), nil)
+            return (base + best, nil)
         }
     }
 

@@ -77,6 +77,12 @@ public struct Plan: Hashable, Sendable {
         set { updateExtras { $0.previousLayout = newValue.map(LayoutReference.init) } }
     }
 
+    /// After an edit of the session's layout (PATCH) that changed the content size: the new one.
+    public var contentSize: Size? {
+        get { extras?.contentSize }
+        set { updateExtras { $0.contentSize = newValue } }
+    }
+
     /// A sticky header newly pinned, or whose pinned rect moved (pushed by the next header).
     public var pin: [PinEntry] {
         get { extras?.pin ?? [] }

@@ -26,6 +26,7 @@ struct PlanExtras: Hashable, Sendable {
     var previousLayout: LayoutReference?
     var pin: [PinEntry] = []
     var unpin: [PinEntry] = []
+    var contentSize: Size?
 }
 
 /// A layout compared by identity (a plan names the layout object its leaving items belong to).

@@ -4,10 +4,12 @@ public enum SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalid(field: String, reason: String)
     /// `seq` is neither the last applied sequence number nor the next one (HTTP 409).
     case sequenceConflict(current: UInt64, sent: UInt64)
+    /// An edit would make the layout larger than allowed (HTTP 413, like `layouts.maxItems`).
+    case tooLarge(field: String, reason: String)
 
     public var description: String {
         switch self {
-        case .invalid(let field, let reason): return "\(field): \(reason)"
+        case .invalid(let field, let reason), .tooLarge(let field, let reason): return "\(field): \(reason)"
         case .sequenceConflict(let current, let sent):
             return "seq \(sent) does not follow the session's last sequence number \(current): send \(current + 1), or \(current) to retry"
         }

@@ -17,111 +17,86 @@ extension ViewportSession {
             guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
         }
         let old = layout
-        let oldShown = shown.sorted { $0.key < $1.key }
         func newIndex(of oldItem: Int) -> Int? {
             old.withIDBytes(at: oldItem) { newLayout.item(withIDBytes: $0) }
         }
+        let newOffset = anchor == .visible ? visibleAnchorOffset(in: newLayout, position: newIndex) ?? offset : offset
+        var remap = ItemRemap(old: old, new: newLayout, extraNames: extraReuseNames, position: newIndex)
+        return try transition(to: newLayout, offset: newOffset, remap: &remap, field: "layout")
+    }
 
-        var newOffset = offset
-        if anchor == .visible {
-            let screen = Region(offset: offset, viewport: viewport, buffer: 0)
-            for (item, _) in oldShown where screen.intersects(old.rects[item]) {
-                guard let j = newIndex(of: item) else { continue }
-                let before = old.rects[item]
-                let after = newLayout.rects[j]
-                newOffset = Point(
-                    x: Self.shifted(offset.x, from: before.x, to: after.x), y: Self.shifted(offset.y, from: before.y, to: after.y))
-                break
-            }
+    /// The offset that keeps the first item on screen (the viewport without buffer, in the
+    /// current layout's order) that `newLayout` has too where it was on screen, on both axes (not
+    /// clamped); nil when no item on screen is in `newLayout`.
+    /// - Complexity: O(k log k) for k shown items, O(log n) a rect in a stack.
+    func visibleAnchorOffset(in newLayout: Layout, position: (Int) -> Int?) -> Point? {
+        let screen = Region(offset: offset, viewport: viewport, buffer: 0)
+        for item in shown.keys.sorted() {
+            let before = layout.rects[item]
+            guard screen.intersects(before), let j = position(item) else { continue }
+            let after = newLayout.rects[j]
+            return Point(x: Self.shifted(offset.x, from: before.x, to: after.x), y: Self.shifted(offset.y, from: before.y, to: after.y))
         }
+        return nil
+    }
+
+    /// Moves the session to `newLayout` at `newOffset` and answers the plan: the shared part of a
+    /// layout change and of an edit of the session's stacks.
+    ///
+    /// An item shown before whose new position (`remap`) is materialized at the new offset, with
+    /// the same reuse identifier, keeps its view (under `move` when its rect changed); the others
+    /// leave (previous layout's order) and the new ones enter (new layout's order) by the usual
+    /// rules. Everything the session keeps by item position goes through `remapItems`. It is an
+    /// update: it takes the next `seq` and counts as phase idle. Nothing changes when it throws
+    /// (more items materialized than `maxViews`).
+    /// - Complexity: O(log n + k log k) for k items materialized before and after (times the cost
+    ///   of `remap`'s lookups), plus `remapItems`.
+    mutating func transition(to newLayout: Layout, offset newOffset: Point, remap: inout ItemRemap, field: String) throws(SessionError) -> Plan {
+        let old = layout
+        let oldShown = shown.sorted { $0.key < $1.key }
         // A layout change is not a scroll: no motion, so a direction-aware buffer is max(a, b) around.
         let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer, motion: .none)
-        var materialized = newLayout.items(in: newRegion)
+        var found = newLayout.itemsAndRects(in: newRegion)
         // A sticky header pinned in the new layout is materialized too.
         let newPin = newLayout.stickyItems.isEmpty ? nil : ViewportSession.pinnedHeader(in: newLayout, at: newOffset, insets: insets)
-        if let newPin, !materialized.contains(newPin.item) {
-            materialized.insert(newPin.item, at: materialized.firstIndex { $0 > newPin.item } ?? materialized.count)
+        if let newPin, !found.contains(where: { $0.item == newPin.item }) {
+            found.insert((newPin.item, newLayout.rect(at: newPin.item)), at: found.firstIndex { $0.item > newPin.item } ?? found.count)
         }
-        try checkViewLimit(materialized.count, field: "layout")
-        let isMaterialized = Set(materialized)
-
-        // Reuse classes carry over by name; names the new layout lacks keep a class of their own.
-        var classMap: [Int: Int] = [:]
-        var extras: [String] = []
-        func newClass(ofOld c: Int) -> Int {
-            guard c >= 0 else { return -1 }
-            if let mapped = classMap[c] { return mapped }
-            let name = reuseName(ofClass: c)
-            let mapped: Int
-            if let known = newLayout.reuseClass(named: name) {
-                mapped = known
-            } else if let k = extras.firstIndex(of: name) {
-                mapped = newLayout.reuseNames.count + k
-            } else {
-                extras.append(name)
-                mapped = newLayout.reuseNames.count + extras.count - 1
-            }
-            classMap[c] = mapped
-            return mapped
-        }
+        try checkViewLimit(found.count, field: field)
+        let materialized = found.map(\.item)
+        // Rects before, from one query of the old region (a pinned header outside it is looked up).
+        let before = old.itemsAndRects(in: region)
+        func oldRect(_ item: Int) -> Rect { Self.rect(of: item, in: before) ?? old.rects[item] }
 
         var survivors = IntMap()
         var moves: [PlanEntry] = []
         var leaving: [LeavingItem] = []
         for (item, view) in oldShown {
-            let oldClass = old.reuseClass(of: item)
-            let j = newIndex(of: item)
-            if let j, isMaterialized.contains(j), newLayout.reuseName(of: j) == old.reuseName(of: item) {
+            let j = remap.position(item)
+            if let j, let after = Self.rect(of: j, in: found), remap.keepsReuse || newLayout.reuseName(of: j) == old.reuseName(of: item) {
                 survivors[j] = view
-                if newLayout.rects[j] != old.rects[item] { moves.append(PlanEntry(item: j, view: view)) }
+                if after != oldRect(item) { moves.append(PlanEntry(item: j, view: view)) }
             } else {
-                leaving.append(LeavingItem(item: item, view: view, reuseClass: newClass(ofOld: oldClass), poolItem: j ?? -1))
+                leaving.append(LeavingItem(item: item, view: view, reuseClass: remap.reuseClass(ofOld: old.reuseClass(of: item)), poolItem: j ?? -1))
             }
         }
 
-        // Pools and same-item bookkeeping move to the new layout's classes and positions.
-        var newPools: [ReusePool] = []
-        var newPooledByItem = IntMap()
-        for (c, pool) in pools.enumerated() {
-            let mapped = newClass(ofOld: c)
-            for var entry in pool.entries {
-                if entry.lastItem >= 0 {
-                    // Within one pool, one entry at most names an item (it would have taken its
-                    // view back), so the index stays one to one.
-                    entry.lastItem = newIndex(of: entry.lastItem) ?? -1
-                    if entry.lastItem >= 0 { newPooledByItem[PooledItemKey(item: entry.lastItem, reuseClass: mapped).packed] = entry.view }
-                }
-                newPools.push(entry, reuseClass: mapped)
-            }
-        }
-
-        // The helpers' per-item state follows the items by id.
         let screenBefore = exposureTracker.map {
             Self.itemsOnScreen(of: old, Region(offset: offset, viewport: viewport, buffer: 0), rule: $0.rule)
         } ?? []
-        var positions: [Int: Int] = [:]
-        func remapped(_ item: Int) -> Int? {
-            if let known = positions[item] { return known >= 0 ? known : nil }
-            let j = newIndex(of: item)
-            positions[item] = j ?? -1
-            return j
-        }
-        selected = selected.flatMap(remapped)
         // A layout change has no velocity: every outstanding prediction ends. Those that did not
         // enter are cancelled, including items the new layout removed, so they are named (like
         // `leave`) by previous-layout positions.
+        let isMaterialized = Set(materialized)
         let cancelledPredictions = prefetcher.map { prefetcher in
-            prefetcher.predicted.filter { remapped($0).map { !isMaterialized.contains($0) } ?? true }.sorted()
+            prefetcher.predicted.filter { remap.position($0).map { !isMaterialized.contains($0) } ?? true }.sorted()
         } ?? []
+        remapItems(&remap)
         prefetcher?.remap { _ in nil }
-        lazyLoader?.remap(remapped)
-        exposureTracker?.remap(from: old, to: newLayout, remapped)
+        // Leaving items still in the new layout were renumbered with the rest: they are no longer shown.
+        for leave in leaving where leave.poolItem >= 0 { shown[leave.poolItem] = nil }
 
         layout = newLayout
-        extraReuseNames = extras
-        pools = newPools
-        pooledByItem = newPooledByItem
-        shown = survivors
         resolveCaps()
         seq += 1
         stats.updates += 1
@@ -136,24 +111,34 @@ extension ViewportSession {
         plan.previousLayout = old
         // The previous pin carries over only when its header kept its view: a header that left and
         // entered again (its reuse identifier changed) has a new view at its layout rect, to pin.
-        let oldPin = pinned.flatMap { pin in
-            newIndex(of: pin.item).flatMap { survivors[$0] == nil ? nil : PinnedHeader(item: $0, rect: pin.rect) }
-        }
+        let oldPin = pinned.flatMap { survivors[$0.item] == nil ? nil : $0 }
         (plan.pin, plan.unpin) = pinEntries(old: oldPin, new: newPin)
         pinned = newPin
         if usesHelpers || selected != nil {
             // Items that stay on screen keep their exposure; the rest enter or leave it.
             let screenAfter = exposureTracker.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0.rule) } ?? []
-            let stayed = Set(screenBefore.compactMap(remapped)).intersection(screenAfter)
+            let stayed = Set(screenBefore.compactMap { remap.position($0) }).intersection(screenAfter)
             let enteredScreen = screenAfter.filter { !stayed.contains($0) }
-            let leftScreen = screenBefore.filter { remapped($0).map { !stayed.contains($0) } ?? true }
+            let leftScreen = screenBefore.filter { remap.position($0).map { !stayed.contains($0) } ?? true }
             finishLayoutChangePlan(
-                &plan, leaving: leaving.compactMap { remapped($0.item) }, entering: entering,
-                enteredScreen: enteredScreen, leftScreen: leftScreen, leftScreenStaying: leftScreen.compactMap(remapped),
+                &plan, leaving: leaving.compactMap { remap.position($0.item) }, entering: entering,
+                enteredScreen: enteredScreen, leftScreen: leftScreen, leftScreenStaying: leftScreen.compactMap { remap.position($0) },
                 cancelledPredictions: cancelledPredictions)
         }
         lastPlan = plan
         return plan
+    }
+
+    /// The rect of `item` in a list sorted by item, nil when it is not there.
+    /// - Complexity: O(log k).
+    static func rect(of item: Int, in list: [(item: Int, rect: Rect)]) -> Rect? {
+        var lo = 0
+        var hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid].item < item { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < list.count && list[lo].item == item ? list[lo].rect : nil
     }
 }
 

@@ -32,7 +32,7 @@ extension ViewportSession {
             contentLength: axis.component(of: layout.contentSize), range: scrollRange(axis),
             loopPeriod: loop?.period)
         let layout = self.layout
-        let (value, page) = drag.resolve { layout.axisSummary(axis) }
+        let (value, page) = drag.resolve(nearest: { layout.nearestLeadingEdge(along: axis, to: $0) }, summary: { layout.axisSummary(axis) })
         let cross = axis.cross
         let target = cross.setting(place(cross.component(of: offset), along: cross), in: axis.setting(value, in: offset))
         return (target, paging.mode == .page || paging.mode == .snap ? page : nil)

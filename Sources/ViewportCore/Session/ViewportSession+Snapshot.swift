@@ -7,7 +7,9 @@
 /// which that plan's leaving lists refer to), so a session whose layout is edited in place can
 /// later add its edits without changing how items are named.
 ///
-/// Format (version 2): `"VPS"`, version byte, layout digest, previous layout digest (optional),
+/// Format (version 3): `"VPS"`, version byte, layout digest and the stack edits that made the
+/// session's version of it (`EditHistory`, replayed on restore), previous layout digest
+/// (optional) and its edits,
 /// the options (buffer ahead and behind, insets, pool caps, paging, prefetch, lazyLoad, exposure, links, loop axis,
 /// view limit), the position (offset, viewport, motion, client time), counters (seq, next handle, stats), selection,
 /// drag begin, pinned header, safe window, extra reuse names, shown items, pools, the same-item
@@ -18,7 +20,7 @@
 /// `SnapshotTests` fails when one is added without being handled.
 extension ViewportSession {
     static let snapshotMagic: [UInt8] = Array("VPS".utf8)
-    static let snapshotVersion: UInt8 = 2
+    static let snapshotVersion: UInt8 = 3
 
     /// The session's state as bytes.
     /// - Complexity: O(v + p + h) for v shown views, p pooled views and h items the helpers track.
@@ -27,7 +29,9 @@ extension ViewportSession {
         w.raw(Self.snapshotMagic)
         w.byte(Self.snapshotVersion)
         w.string(layout.digest)
+        layout.writeEditHistory(&w)
         w.optionalString(lastPlan.previousLayout?.digest)
+        lastPlan.previousLayout?.writeEditHistory(&w)
 
         // Options.
         w.double(buffer.ahead)
@@ -75,6 +79,7 @@ extension ViewportSession {
         w.bool(time != nil)
         if let time { w.double(time) }
         w.varint(seq)
+        w.count(edits)
         w.count(nextView)
         for value in [stats.updates, stats.created, stats.reused, stats.rebindFree, stats.recycled, stats.discarded, stats.peakViews] {
             w.count(value)
@@ -195,7 +200,9 @@ extension ViewportSession {
     public static func snapshotLayouts(_ bytes: [UInt8]) throws(BinaryFormatError) -> (layout: String, previous: String?) {
         try read(bytes, toTheEnd: false) { (r: inout BinaryReader) throws(BinaryFormatError) in
             try readHeader(&r)
-            return (try r.string(limit: 256), try r.optionalString())
+            let layout = try r.string(limit: 256)
+            _ = try Layout.readEditHistory(&r)
+            return (layout, try r.optionalString())
         }
     }
 
@@ -205,11 +212,12 @@ extension ViewportSession {
         self = try Self.read(bytes, toTheEnd: true) { (r: inout BinaryReader) throws(BinaryFormatError) in
             try Self.readHeader(&r)
             let digest = try r.string(limit: 256)
-            guard let layout = layouts(digest) else { throw .invalid("the snapshot's layout \(digest) is not available") }
+            guard let stored = layouts(digest) else { throw .invalid("the snapshot's layout \(digest) is not available") }
+            let layout = try stored.replaying(Layout.readEditHistory(&r))
             var previous: Layout?
             if let id = try r.optionalString() {
                 guard let found = layouts(id) else { throw .invalid("the snapshot's previous layout \(id) is not available") }
-                previous = found
+                previous = try found.replaying(Layout.readEditHistory(&r))
             }
             return try ViewportSession(reading: &r, layout: layout, previous: previous)
         }
@@ -254,6 +262,7 @@ extension ViewportSession {
         time = try r.bool() ? try r.double() : nil
         region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
         seq = try r.varint()
+        edits = try r.count()
         nextView = try r.count()
         stats.updates = try r.count()
         stats.created = try r.count()
@@ -416,6 +425,8 @@ extension ViewportSession {
         w.bool(e.previousLayout != nil)
         pins(e.pin)
         pins(e.unpin)
+        w.bool(e.contentSize != nil)
+        if let size = e.contentSize { w.size(size) }
     }
 
     private static func readPlan(_ r: inout BinaryReader, items: SnapshotItems, previous: SnapshotItems?) throws(BinaryFormatError) -> Plan {
@@ -465,6 +476,7 @@ extension ViewportSession {
         }
         e.pin = try pins(&r)
         e.unpin = try pins(&r)
+        e.contentSize = try r.bool() ? try r.size() : nil
         plan.updateExtras { $0 = e }
         return plan
     }

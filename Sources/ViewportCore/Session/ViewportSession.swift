@@ -36,6 +36,8 @@ public struct ViewportSession: Sendable {
 
     /// The last applied sequence number (0 is the opening plan).
     public internal(set) var seq: UInt64 = 0
+    /// Edits of the session's layout applied (PATCH), see `ViewportSession+Edit.swift`.
+    public internal(set) var edits = 0
     /// The plan of `seq`, answered again on a retry.
     public internal(set) var lastPlan: Plan
     public internal(set) var stats = SessionStats()
@@ -371,11 +373,17 @@ public struct ViewportSession: Sendable {
 
     // MARK: Planning
 
+    /// Caps by class, for the current layout's identifiers and those kept from earlier layouts
+    /// (`extraReuseNames`: a per-identifier cap holds for its pool after a layout change too).
     mutating func resolveCaps() {
         defaultCap = poolCaps.max
         capByClass = [:]
         for (name, cap) in poolCaps.perReuse {
-            if let c = layout.reuseClass(named: name) { capByClass[c] = cap }
+            if let c = layout.reuseClass(named: name) {
+                capByClass[c] = cap
+            } else if let k = extraReuseNames.firstIndex(of: name) {
+                capByClass[layout.reuseNames.count + k] = cap
+            }
         }
     }
 

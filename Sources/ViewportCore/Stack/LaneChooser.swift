@@ -41,8 +41,12 @@ struct LaneChooser {
 
     /// Adds an item of size `main` to the shortest lane and returns that lane.
     /// - Complexity: O(log lanes).
-    mutating func add(main: StackLength) -> Int {
-        let lane = winners[1]
+    mutating func add(main: StackLength) -> Int { add(main: main, lane: nil) }
+
+    /// Adds an item of size `main` to `lane` (nil: the shortest) and returns that lane.
+    /// - Complexity: O(log lanes).
+    mutating func add(main: StackLength, lane given: Int?) -> Int {
+        let lane = given ?? winners[1]
         ends[lane] = (counts[lane] > 0 ? ends[lane] + gap : .zero) + main
         counts[lane] += 1
         var k = (leaves + lane) / 2

@@ -20,11 +20,17 @@ public struct StackSection: Sendable {
         public var uid: Int32
         public var size: Size?
         public var reuseClass: Int32?
+        /// The lane the item joins when the section is built (`0 ..< lanes`); nil: the shortest
+        /// lane when it is added. A section written out (`GET /v1/sessions/{id}/layout`) names
+        /// every item's lane, so posting it again gives the same rects although the lanes were
+        /// decided with earlier sizes.
+        public var lane: Int?
 
-        public init(uid: Int32, size: Size? = nil, reuseClass: Int32? = nil) {
+        public init(uid: Int32, size: Size? = nil, reuseClass: Int32? = nil, lane: Int? = nil) {
             self.uid = uid
             self.size = size
             self.reuseClass = reuseClass
+            self.lane = lane
         }
     }
 
@@ -75,6 +81,9 @@ public struct StackSection: Sendable {
             } else if estimate == nil {
                 throw StackError(field: "items[\(k)].size", reason: "required when the stack has no estimate")
             }
+            if let lane = item.lane, !(0..<lanes).contains(lane) {
+                throw StackError(field: "items[\(k)].lane", reason: "must be 0…\(lanes - 1), not \(lane)")
+            }
         }
         let cross = axis.cross
         var resolvedLaneSize = 0.0
@@ -99,7 +108,7 @@ public struct StackSection: Sendable {
         var chooser = lanes > 1 ? LaneChooser(ends: Array(repeating: .zero, count: lanes), counts: Array(repeating: 0, count: lanes), gap: gap) : nil
         for item in items {
             var entry = Self.entry(for: item, axis: axis, estimate: estimate, reuseClass: reuseClass)
-            if chooser != nil { entry.lane = UInt16(chooser?.add(main: StackLength(entry.main)) ?? 0) }
+            if chooser != nil { entry.lane = UInt16(chooser?.add(main: StackLength(entry.main), lane: item.lane) ?? 0) }
             entries.append(entry)
         }
         tree = StackTree(entries: entries, laneCount: lanes, spacing: spacing)

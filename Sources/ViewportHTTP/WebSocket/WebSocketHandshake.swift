@@ -1,3 +1,6 @@
+import Crypto
+import ExtrasBase64
+
 /// A valid WebSocket opening handshake (RFC 6455 §4.2.1), as read from a request head.
 ///
 /// The HTTP layer only validates; the application decides (auth, subprotocol, routing) and
@@ -16,9 +19,17 @@ public struct WebSocketHandshake: Sendable, Equatable {
     /// The value of `Sec-WebSocket-Accept` for this handshake.
     public var acceptValue: String { Self.acceptValue(forKey: key) }
 
-    /// base64(SHA-1(key + GUID)), RFC 6455 §4.2.2 step 5.4.
+    /// base64(SHA-1(key + GUID)), RFC 6455 §4.2.2 step 5.4 (swift-crypto's SHA-1, which RFC 6455
+    /// requires here: it is not used for security).
     public static func acceptValue(forKey key: String) -> String {
-        Base64.encode(SHA1.digest(Array((key + guid).utf8)))
+        Base64.encodeToString(bytes: Array(Insecure.SHA1.hash(data: Array((key + guid).utf8))))
+    }
+
+    /// Whether `key` is canonical padded base64 of exactly 16 bytes: it decodes, and encoding the
+    /// bytes again gives the same text (so non-zero padding bits are refused too).
+    static func isValidKey(_ key: String) -> Bool {
+        guard let bytes = try? Base64.decode(string: key), bytes.count == 16 else { return false }
+        return Base64.encodeToString(bytes: bytes) == key
     }
 
     /// Checks a request head in this order: `GET` (else 405), an upgrade to `websocket`
@@ -47,7 +58,7 @@ public struct WebSocketHandshake: Sendable, Equatable {
                 headers: [("Sec-WebSocket-Version", "13")]))
         }
         let keys = head.values(of: "Sec-WebSocket-Key")
-        guard keys.count == 1, let key = keys.first.map({ String($0.trimmingASCIISpaces()) }), Base64.decode(key)?.count == 16 else {
+        guard keys.count == 1, let key = keys.first.map({ String($0.trimmingASCIISpaces()) }), isValidKey(key) else {
             return .failure(WebSocketHandshakeError(
                 status: 400, message: "Sec-WebSocket-Key must be one base64-encoded 16-byte value"))
         }

@@ -632,6 +632,44 @@ enum OpenAPIDocument {
                       }
                     ]
                   }
+                },
+                "chat": {
+                  "summary": "A chat: a stack of messages, two measured, one estimated (API.md \"Stacks\")",
+                  "value": {
+                    "sections": [
+                      {
+                        "id": "chat",
+                        "reuse": "msg",
+                        "stack": {
+                          "items": [
+                            {
+                              "id": "m1",
+                              "size": [
+                                375,
+                                64
+                              ]
+                            },
+                            {
+                              "id": "m2"
+                            },
+                            {
+                              "id": "m3",
+                              "reuse": "photo",
+                              "size": [
+                                375,
+                                300
+                              ]
+                            }
+                          ],
+                          "estimate": [
+                            375,
+                            80
+                          ],
+                          "spacing": 4
+                        }
+                      }
+                    ]
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -777,6 +815,16 @@ enum OpenAPIDocument {
                         200
                       ]
                     }
+                  },
+                  "chat": {
+                    "value": {
+                      "layout": "5ba54725a82d3cb308a80e7586d782f5",
+                      "items": 3,
+                      "contentSize": [
+                        375,
+                        452
+                      ]
+                    }
                   }
                 }
               }
@@ -879,7 +927,7 @@ enum OpenAPIDocument {
                       "type": "urn:viewportd:problem:invalid-request",
                       "title": "Invalid request body",
                       "status": 400,
-                      "detail": "sections[0]: give exactly one of list, grid, pages, items"
+                      "detail": "sections[0]: give exactly one of list, grid, pages, items, stack"
                     }
                   }
                 }
@@ -1548,6 +1596,55 @@ enum OpenAPIDocument {
                     ],
                     "buffer": 0
                   }
+                },
+                "chat": {
+                  "summary": "On the chat layout, given inline, at the end of its content (452 − 300); no buffer, to keep the plans short",
+                  "value": {
+                    "layout": {
+                      "sections": [
+                        {
+                          "id": "chat",
+                          "reuse": "msg",
+                          "stack": {
+                            "items": [
+                              {
+                                "id": "m1",
+                                "size": [
+                                  375,
+                                  64
+                                ]
+                              },
+                              {
+                                "id": "m2"
+                              },
+                              {
+                                "id": "m3",
+                                "reuse": "photo",
+                                "size": [
+                                  375,
+                                  300
+                                ]
+                              }
+                            ],
+                            "estimate": [
+                              375,
+                              80
+                            ],
+                            "spacing": 4
+                          }
+                        }
+                      ]
+                    },
+                    "viewport": [
+                      375,
+                      300
+                    ],
+                    "offset": [
+                      0,
+                      152
+                    ],
+                    "buffer": 0
+                  }
                 }
               },
               "x-invalid-examples": {
@@ -2125,6 +2222,36 @@ enum OpenAPIDocument {
                         ]
                       }
                     }
+                  },
+                  "chat": {
+                    "value": {
+                      "session": "1852aa1a92a3edd9a85df787c1272697",
+                      "layout": "5ba54725a82d3cb308a80e7586d782f5",
+                      "contentSize": [
+                        375,
+                        452
+                      ],
+                      "plan": {
+                        "seq": 0,
+                        "offset": [
+                          0,
+                          152
+                        ],
+                        "create": [
+                          {
+                            "id": "m3",
+                            "view": 1,
+                            "reuse": "photo",
+                            "rect": [
+                              0,
+                              152,
+                              375,
+                              300
+                            ]
+                          }
+                        ]
+                      }
+                    }
                   }
                 }
               }
@@ -2404,6 +2531,7 @@ enum OpenAPIDocument {
                       "session": "767d4429d60788613a4fe1693e7f2448",
                       "layout": "f660d0b1d95de588b25c3bdeb5527e56",
                       "seq": 4,
+                      "edits": 0,
                       "offset": [
                         0,
                         200
@@ -2450,6 +2578,7 @@ enum OpenAPIDocument {
                       "session": "80cdb95e528cf22ac1afc10134812383",
                       "layout": "3f3d9d649125fb91e879120484963760",
                       "seq": 3,
+                      "edits": 0,
                       "offset": [
                         0,
                         0
@@ -2491,6 +2620,7 @@ enum OpenAPIDocument {
                       "session": "bd2cd900fe5f9fe48730bb7d7a4f892d",
                       "layout": "1e95caa335253d11e97e7c8767582777",
                       "seq": 4,
+                      "edits": 0,
                       "offset": [
                         0,
                         380
@@ -2575,6 +2705,7 @@ enum OpenAPIDocument {
                       "session": "8870b644a7a579e9e9928f6890635f78",
                       "layout": "c03d6b380db42ef691f79b727ee7d0b4",
                       "seq": 2,
+                      "edits": 0,
                       "offset": [
                         0,
                         330
@@ -2642,6 +2773,7 @@ enum OpenAPIDocument {
                       "session": "9654349124c0b896f281b4516a710971",
                       "layout": "618262f905960bbee250ae44c410c019",
                       "seq": 2,
+                      "edits": 0,
                       "offset": [
                         620,
                         0
@@ -2904,7 +3036,7 @@ enum OpenAPIDocument {
           "sessions"
         ],
         "summary": "Apply viewport updates",
-        "description": "Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).",
+        "description": "Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent). A line (or WebSocket message) `{\"patch\": {…}}` is an edit of the session's layout, exactly the body of `PATCH /v1/sessions/{id}/layout`, applied in order with the updates around it and answered by its plan.",
         "requestBody": {
           "required": true,
           "content": {
@@ -3263,6 +3395,11 @@ enum OpenAPIDocument {
                 "emptyStream": {
                   "summary": "An empty stream answers no lines",
                   "value": ""
+                },
+                "chatStream": {
+                  "summary": "A message arrives while the chat follows its end (a patch line), then a scroll: the patch is applied in order and answered by its plan",
+                  "value": "{\"patch\":{\"insert\":[{\"at\":\"end\",\"section\":\"chat\",\"items\":[{\"id\":\"m4\",\"size\":[375,40]}]}],\"anchor\":\"end\",\"seq\":1}}\n{\"offset\":[0,200],\"seq\":2}\n",
+                  "x-session": "chat"
                 }
               },
               "x-invalid-examples": {
@@ -4020,6 +4157,9 @@ enum OpenAPIDocument {
                   },
                   "emptyStream": {
                     "value": ""
+                  },
+                  "chatStream": {
+                    "value": "{\"seq\":1,\"offset\":[0,196],\"create\":[{\"id\":\"m4\",\"view\":2,\"reuse\":\"msg\",\"rect\":[0,456,375,40]}],\"contentSize\":[375,496]}\n{\"seq\":2,\"offset\":[0,200]}\n"
                   }
                 }
               }
@@ -4711,6 +4851,541 @@ enum OpenAPIDocument {
             }
           }
         }
+      },
+      "get": {
+        "operationId": "getSessionLayout",
+        "tags": [
+          "sessions"
+        ],
+        "summary": "A session's current layout",
+        "description": "The session's layout as it is now, edits included, in a form that posted again (`POST /v1/layouts`) gives the same rects: a layout with stacks in the sections form (`axis`, `insets`, `spacing`, `sections`; each stack with its items, `size` only for measured items, `reuse` where it is not the section's, and `lane` on every item when `lanes` > 1, so lanes decided with earlier sizes stay; `contentSize` only when the layout was posted with one), any other layout in the items form with its content size. Without edits it is the stored layout (posted again, the same id). The stored layout and other sessions on it never see a session's edits.",
+        "responses": {
+          "200": {
+            "description": "The layout.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Layout"
+                },
+                "examples": {
+                  "chat": {
+                    "value": {
+                      "axis": "y",
+                      "insets": [
+                        0,
+                        0,
+                        0,
+                        0
+                      ],
+                      "spacing": 0,
+                      "sections": [
+                        {
+                          "id": "chat",
+                          "reuse": "msg",
+                          "stack": {
+                            "items": [
+                              {
+                                "id": "m2",
+                                "size": [
+                                  375,
+                                  132
+                                ]
+                              },
+                              {
+                                "id": "m3",
+                                "size": [
+                                  375,
+                                  300
+                                ],
+                                "reuse": "photo"
+                              },
+                              {
+                                "id": "m5",
+                                "size": [
+                                  375,
+                                  40
+                                ]
+                              },
+                              {
+                                "id": "m4",
+                                "size": [
+                                  375,
+                                  40
+                                ]
+                              },
+                              {
+                                "id": "m6"
+                              },
+                              {
+                                "id": "m7",
+                                "size": [
+                                  375,
+                                  120
+                                ]
+                              }
+                            ],
+                            "estimate": [
+                              375,
+                              80
+                            ],
+                            "spacing": 4,
+                            "lanes": 1,
+                            "laneSize": 375
+                          }
+                        }
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "`auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem401"
+                },
+                "examples": {
+                  "unauthorized": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unauthorized",
+                      "status": 401,
+                      "detail": "Authorization: a valid \"Bearer <token>\" header is required"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "description": "`Bearer`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Unknown, closed or expired session.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem404"
+                },
+                "examples": {
+                  "unknownSession": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Not Found",
+                      "status": 404,
+                      "detail": "session 00000000000000000000000000000000 does not exist or has expired"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "viewportd is shutting down.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem503"
+                },
+                "examples": {
+                  "shuttingDown": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "viewportd is shutting down"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "patch": {
+        "operationId": "editLayout",
+        "tags": [
+          "sessions"
+        ],
+        "summary": "Edit the stacks of a session's layout",
+        "description": "Edits the session's layout in place, without sending it again (API.md \"Stacks\"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.\n\nThe answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.\n\nThe edit belongs to the session: the stored layout and other sessions on it do not change (`GET /v1/sessions/{id}` keeps the stored layout's id in `layout` and counts the edits in `edits`; `GET /v1/sessions/{id}/layout` answers the session's version). Its cost grows with the edits and the views they touch, not with the layout (a PATCH of 10 sizes on a 1,000,000-item stack takes about 11 µs in the core). An inserted id is new to the layout; a removed item's id may be inserted again. A looping session cannot edit its layout (422). The same edit can be sent as a line `{\"patch\": {…}}` of an update stream or as a WebSocket message. The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/LayoutEdit"
+              },
+              "examples": {
+                "measure": {
+                  "summary": "API.md's example: a size measured, a message inserted after another and one at the end, the first removed; the first message on screen (m3) stays where it was",
+                  "value": {
+                    "resize": [
+                      {
+                        "id": "m2",
+                        "size": [
+                          375,
+                          132
+                        ]
+                      }
+                    ],
+                    "insert": [
+                      {
+                        "after": "m3",
+                        "items": [
+                          {
+                            "id": "m5",
+                            "size": [
+                              375,
+                              40
+                            ]
+                          }
+                        ]
+                      },
+                      {
+                        "at": "end",
+                        "section": "chat",
+                        "items": [
+                          {
+                            "id": "m6"
+                          }
+                        ]
+                      }
+                    ],
+                    "remove": [
+                      "m1"
+                    ],
+                    "anchor": "visible",
+                    "seq": 3
+                  },
+                  "x-session": "chat"
+                },
+                "followEnd": {
+                  "summary": "A message at the end with anchor end: the viewport is not at the end, so the first message on screen stays",
+                  "value": {
+                    "insert": [
+                      {
+                        "at": "end",
+                        "section": "chat",
+                        "items": [
+                          {
+                            "id": "m7",
+                            "size": [
+                              375,
+                              120
+                            ]
+                          }
+                        ]
+                      }
+                    ],
+                    "anchor": "end",
+                    "seq": 4
+                  },
+                  "x-session": "chat"
+                },
+                "unknownItem": {
+                  "summary": "An id that is no item of the layout (422, nothing changes)",
+                  "value": {
+                    "remove": [
+                      "m9"
+                    ]
+                  },
+                  "x-session": "chat"
+                },
+                "editSeqGap": {
+                  "summary": "A seq that skips ahead (409)",
+                  "value": {
+                    "resize": [
+                      {
+                        "id": "m2",
+                        "size": [
+                          375,
+                          100
+                        ]
+                      }
+                    ],
+                    "seq": 9
+                  },
+                  "x-session": "chat"
+                }
+              },
+              "x-invalid-examples": {
+                "twoPlaces": {
+                  "summary": "An insert with both before and at (400)",
+                  "value": {
+                    "insert": [
+                      {
+                        "before": "m2",
+                        "at": "end",
+                        "section": "chat",
+                        "items": []
+                      }
+                    ]
+                  },
+                  "x-session": "chat"
+                }
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The plan of the edit.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Plan"
+                },
+                "examples": {
+                  "measure": {
+                    "value": {
+                      "seq": 3,
+                      "offset": [
+                        0,
+                        184
+                      ],
+                      "recycle": [
+                        {
+                          "id": "m4",
+                          "view": 2
+                        }
+                      ],
+                      "move": [
+                        {
+                          "id": "m3",
+                          "view": 1,
+                          "rect": [
+                            0,
+                            136,
+                            375,
+                            300
+                          ]
+                        }
+                      ],
+                      "reuse": [
+                        {
+                          "id": "m5",
+                          "view": 2,
+                          "rect": [
+                            0,
+                            440,
+                            375,
+                            40
+                          ],
+                          "rebind": true
+                        }
+                      ],
+                      "contentSize": [
+                        375,
+                        608
+                      ]
+                    }
+                  },
+                  "followEnd": {
+                    "value": {
+                      "seq": 4,
+                      "offset": [
+                        0,
+                        184
+                      ],
+                      "contentSize": [
+                        375,
+                        732
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "400": {
+            "description": "The body is not valid JSON, has wrong types, unknown or missing fields, an insert without exactly one of `before`, `after`, `at` (or `at` without `section`), an `anchor` outside the enumeration, or a non-finite number.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem400"
+                },
+                "examples": {
+                  "twoPlaces": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-request",
+                      "title": "Invalid request body",
+                      "status": 400,
+                      "detail": "insert[0]: give exactly one of \"before\", \"after\" (an item id) or \"at\" (with \"section\")"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "401": {
+            "description": "`auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem401"
+                },
+                "examples": {
+                  "unauthorized": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unauthorized",
+                      "status": 401,
+                      "detail": "Authorization: a valid \"Bearer <token>\" header is required"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "WWW-Authenticate": {
+                "description": "`Bearer`.",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          },
+          "404": {
+            "description": "Unknown, closed or expired session.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem404"
+                },
+                "examples": {
+                  "unknownSession": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Not Found",
+                      "status": 404,
+                      "detail": "session 00000000000000000000000000000000 does not exist or has expired"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "409": {
+            "description": "`seq` does not follow the session's last sequence number; the problem carries the current `seq`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/SequenceProblem"
+                },
+                "examples": {
+                  "editSeqGap": {
+                    "value": {
+                      "type": "urn:viewportd:problem:sequence",
+                      "title": "Sequence conflict",
+                      "status": 409,
+                      "detail": "seq 9 does not follow the session's last sequence number 4: send 5, or 4 to retry",
+                      "seq": 4
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "413": {
+            "description": "The body is larger than `http.maxBodyBytes`, or the inserts would make the layout larger than `layouts.maxItems`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem413"
+                },
+                "examples": {
+                  "bodyTooLarge": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Content Too Large",
+                      "status": 413,
+                      "detail": "body: larger than 2048 bytes (http.maxBodyBytes)"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "415": {
+            "description": "The body has an unsupported `Content-Type`.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem415"
+                },
+                "examples": {
+                  "unsupportedMediaType": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Unsupported Media Type",
+                      "status": 415,
+                      "detail": "Content-Type application/x-ndjson is only accepted by /v1/sessions/{id}/viewport"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "422": {
+            "description": "Well-formed but invalid: an id that is no item of the layout, an item of another section kind, a new id already in the layout, an unknown stack section, a size that is not finite, negative or over 10¹² points, an inserted item without a size in a stack without an estimate, a layout without stacks, a looping session. The detail names the field (`resize[0].id`, `insert[1].items[0].size`, `remove[2]`).",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem422"
+                },
+                "examples": {
+                  "unknownItem": {
+                    "value": {
+                      "type": "urn:viewportd:problem:invalid-value",
+                      "title": "Invalid value",
+                      "status": 422,
+                      "detail": "remove[0]: \"m9\" is not an item of the layout"
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "503": {
+            "description": "viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.",
+            "content": {
+              "application/problem+json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Problem503"
+                },
+                "examples": {
+                  "shuttingDown": {
+                    "value": {
+                      "type": "about:blank",
+                      "title": "Service Unavailable",
+                      "status": 503,
+                      "detail": "viewportd is shutting down"
+                    }
+                  }
+                }
+              }
+            },
+            "headers": {
+              "Retry-After": {
+                "description": "Seconds to wait, when the server is busy reading other bodies.",
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
       }
     },
     "/v1/sessions/{id}/socket": {
@@ -4732,7 +5407,7 @@ enum OpenAPIDocument {
           "sessions"
         ],
         "summary": "Live viewport updates and plans over a WebSocket",
-        "description": "Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST would answer. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).\n\nA message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `\"message\": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 \"session ended\".\n\nHandshake: `GET` with `Upgrade: websocket`, `Connection: Upgrade`, `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key`; no body. The precedence is 401, 404, 405, then the handshake: not an upgrade is a 426 (with `Upgrade: websocket`), another version a 426 (with `Sec-WebSocket-Version: 13`), a bad key or a body a 400. When `auth.token` is configured, the token is taken from the `Authorization: Bearer` header or, since browsers cannot set headers on a WebSocket, from the subprotocol `bearer.<token>` offered in `Sec-WebSocket-Protocol`. When the client offers the subprotocol `viewportd.v1` the answer confirms it (offer it beside `bearer.<token>`: a browser fails a connection whose offered protocols were all declined); `bearer.…` is never confirmed.\n\nFraming: client frames must be masked; fragments, ping/pong and close are handled as RFC 6455 says. A message larger than `http.maxBodyBytes` closes with 1009, a protocol error with 1002, invalid UTF-8 in a text message with 1007. Bytes received but not yet handed over (frames still arriving, a fragmented message) count against `http.maxBufferedBodyBytes` with the bodies being read; a socket that would pass it closes with 1013 (try again later). A socket that hears nothing for half of `http.connectionTimeout` is pinged; one silent (not even a pong) for all of it is closed with 1001. On shutdown every socket is closed with 1001 \"server shutting down\". An open socket is an open connection for `http.connectionLimit`.",
+        "description": "Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — or an edit of the session's layout, `{\"patch\": {…}}` with exactly the body of `PATCH /v1/sessions/{id}/layout` (schema `PatchMessage`), and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST or PATCH would answer. A live client can so interleave measured sizes with scroll offsets on one connection. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).\n\nA message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `\"message\": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 \"session ended\".\n\nHandshake: `GET` with `Upgrade: websocket`, `Connection: Upgrade`, `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key`; no body. The precedence is 401, 404, 405, then the handshake: not an upgrade is a 426 (with `Upgrade: websocket`), another version a 426 (with `Sec-WebSocket-Version: 13`), a bad key or a body a 400. When `auth.token` is configured, the token is taken from the `Authorization: Bearer` header or, since browsers cannot set headers on a WebSocket, from the subprotocol `bearer.<token>` offered in `Sec-WebSocket-Protocol`. When the client offers the subprotocol `viewportd.v1` the answer confirms it (offer it beside `bearer.<token>`: a browser fails a connection whose offered protocols were all declined); `bearer.…` is never confirmed.\n\nFraming: client frames must be masked; fragments, ping/pong and close are handled as RFC 6455 says. A message larger than `http.maxBodyBytes` closes with 1009, a protocol error with 1002, invalid UTF-8 in a text message with 1007. Bytes received but not yet handed over (frames still arriving, a fragmented message) count against `http.maxBufferedBodyBytes` with the bodies being read; a socket that would pass it closes with 1013 (try again later). A socket that hears nothing for half of `http.connectionTimeout` is pinged; one silent (not even a pong) for all of it is closed with 1001. On shutdown every socket is closed with 1001 \"server shutting down\". An open socket is an open connection for `http.connectionLimit`.",
         "responses": {
           "101": {
             "description": "Switching Protocols: the connection now speaks WebSocket (see the description for its messages).",
@@ -4774,7 +5449,7 @@ enum OpenAPIDocument {
             },
             "x-websocket-messages": {
               "client": {
-                "$ref": "#/components/schemas/ViewportUpdate"
+                "$ref": "#/components/schemas/StreamMessage"
               },
               "server": {
                 "oneOf": [
@@ -5299,6 +5974,7 @@ enum OpenAPIDocument {
                       "session": "c7fe3f8355c43bbce1e13f33c7289738",
                       "layout": "a76fc15c67b99b754ea88a0b56a83c27",
                       "seq": 4,
+                      "edits": 0,
                       "offset": [
                         0,
                         0
@@ -5731,17 +6407,9 @@ enum OpenAPIDocument {
             "description": "Optional; by default `[max(x + w), max(y + h)]` over the items."
           },
           "axis": {
-            "type": "string",
-            "enum": [
-              "y"
-            ],
-            "description": "The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.",
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
-            "default": "y"
+            "$ref": "#/components/schemas/Axis",
+            "default": "y",
+            "description": "The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing."
           },
           "insets": {
             "type": "array",
@@ -5770,7 +6438,7 @@ enum OpenAPIDocument {
         "required": [
           "sections"
         ],
-        "description": "A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item.",
+        "description": "A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item. With a `stack` section, the sections after a stack move along the axis when a session edits the stack (`PATCH /v1/sessions/{id}/layout`); every section's far edge is then its origin plus its own extent, and `items` sections keep their rects relative to their origin.",
         "properties": {
           "sections": {
             "type": "array",
@@ -5801,7 +6469,7 @@ enum OpenAPIDocument {
         }
       },
       "Section": {
-        "description": "One section of a generated layout: exactly one of `list`, `grid`, `pages` or `items` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing.",
+        "description": "One section of a generated layout: exactly one of `list`, `grid`, `pages`, `items` or `stack` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing. A stack: see `StackSection`.",
         "oneOf": [
           {
             "$ref": "#/components/schemas/SectionWithList"
@@ -5814,6 +6482,9 @@ enum OpenAPIDocument {
           },
           {
             "$ref": "#/components/schemas/SectionWithItems"
+          },
+          {
+            "$ref": "#/components/schemas/SectionWithStack"
           }
         ]
       },
@@ -6022,8 +6693,7 @@ enum OpenAPIDocument {
             "description": "Gap between items: one number for both, or `[x, y]` (between columns, between rows, in a stack along y); default 0. Negative: 422.",
             "oneOf": [
               {
-                "type": "number",
-                "minimum": 0
+                "$ref": "#/components/schemas/GridSpacingPoints"
               },
               {
                 "$ref": "#/components/schemas/Size"
@@ -6031,6 +6701,11 @@ enum OpenAPIDocument {
             ]
           }
         }
+      },
+      "GridSpacingPoints": {
+        "type": "number",
+        "minimum": 0,
+        "description": "The same spacing between columns and between rows."
       },
       "PagesSection": {
         "type": "object",
@@ -6215,7 +6890,7 @@ enum OpenAPIDocument {
             "description": "Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{\"threshold\": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).",
             "oneOf": [
               {
-                "type": "boolean"
+                "$ref": "#/components/schemas/ExposureSwitch"
               },
               {
                 "$ref": "#/components/schemas/ExposureOptions"
@@ -6290,7 +6965,7 @@ enum OpenAPIDocument {
             "description": "Plans list under `enter` the items that came onto the screen region (the viewport without buffer), with how many times each has entered in this session, and under `leave` the ids that went off it. `true` is `{\"threshold\": 0}`: an item is on screen when it intersects the screen strictly. An object sets the rule and `minTime` (see ExposureOptions).",
             "oneOf": [
               {
-                "type": "boolean"
+                "$ref": "#/components/schemas/ExposureSwitch"
               },
               {
                 "$ref": "#/components/schemas/ExposureOptions"
@@ -6318,6 +6993,10 @@ enum OpenAPIDocument {
             "description": "The client's clock at the opening plan, in seconds: the session's first time."
           }
         }
+      },
+      "ExposureSwitch": {
+        "type": "boolean",
+        "description": "`true` counts entries and exits with the threshold 0 (`{\"threshold\": 0}`); `false` is off."
       },
       "PlanEntry": {
         "type": "object",
@@ -6406,7 +7085,7 @@ enum OpenAPIDocument {
           "seq",
           "offset"
         ],
-        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them.",
+        "description": "What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them. `contentSize` appears after an edit that changed the content size.",
         "properties": {
           "seq": {
             "type": "integer",
@@ -6546,6 +7225,10 @@ enum OpenAPIDocument {
             },
             "minItems": 1,
             "description": "`exposure.minTime` set: items whose stay on screen has lasted `minTime` seconds from the `time` of the update where they entered to the `time` of this one, once per stay, in layout order. Only updates that carry `time` list it."
+          },
+          "contentSize": {
+            "$ref": "#/components/schemas/Size",
+            "description": "After an edit of the session's layout (`PATCH`) that changed the content size: the new one."
           }
         }
       },
@@ -6689,9 +7372,9 @@ enum OpenAPIDocument {
       "ViewportUpdateStream": {
         "type": "array",
         "items": {
-          "$ref": "#/components/schemas/ViewportUpdate"
+          "$ref": "#/components/schemas/StreamMessage"
         },
-        "description": "NDJSON: one `ViewportUpdate` per line (blank lines are skipped). The array describes the sequence of lines, as OpenAPI 3.2's `itemSchema` would."
+        "description": "NDJSON: one `ViewportUpdate`, or one `PatchMessage` (`{\"patch\": {…}}`, an edit of the session's layout), per line (blank lines are skipped). The array describes the sequence of lines, as OpenAPI 3.2's `itemSchema` would."
       },
       "PlanStream": {
         "type": "array",
@@ -6757,6 +7440,7 @@ enum OpenAPIDocument {
           "session",
           "layout",
           "seq",
+          "edits",
           "offset",
           "viewport",
           "visible",
@@ -6815,6 +7499,11 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/ItemId"
             },
             "description": "With `exposure`: the items on screen now by the session's threshold, in layout order (those a plan's `enter` listed and no `leave` has since)."
+          },
+          "edits": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "The number of edits of the session's layout applied (`PATCH /v1/sessions/{id}/layout`, or `patch` lines and messages). `layout` stays the id of the stored layout the session started from: with edits, the session's layout is its own version of it (`GET /v1/sessions/{id}/layout`)."
           }
         }
       },
@@ -7237,7 +7926,7 @@ enum OpenAPIDocument {
           "view",
           "rect"
         ],
-        "description": "After a layout change: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.",
+        "description": "After a layout change or an edit of the session's layout: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.",
         "properties": {
           "id": {
             "$ref": "#/components/schemas/ItemId"
@@ -7314,30 +8003,38 @@ enum OpenAPIDocument {
         "description": "Points the materialized region extends beyond the viewport. A number `n` is the same on every side (`{\"ahead\": n, \"behind\": n}`). `{\"ahead\": a, \"behind\": b}`: along an axis on which the viewport moves, `a` in the direction of motion and `b` behind; along an axis without motion, `max(a, b)` on both sides. The direction on an axis is the sign of the update's velocity on it when non-zero, else the sign of the offset change from the previous update, else none; the opening plan and a layout change have none. Negative or missing values: 422 and 400.",
         "oneOf": [
           {
-            "type": "number",
-            "minimum": 0
+            "$ref": "#/components/schemas/BufferPoints"
           },
           {
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-              "ahead",
-              "behind"
-            ],
-            "properties": {
-              "ahead": {
-                "type": "number",
-                "minimum": 0,
-                "description": "Points in the direction of motion."
-              },
-              "behind": {
-                "type": "number",
-                "minimum": 0,
-                "description": "Points behind the motion."
-              }
-            }
+            "$ref": "#/components/schemas/BufferEdges"
           }
         ]
+      },
+      "BufferPoints": {
+        "type": "number",
+        "minimum": 0,
+        "description": "The same number of points on every side."
+      },
+      "BufferEdges": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "ahead",
+          "behind"
+        ],
+        "properties": {
+          "ahead": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Points in the direction of motion."
+          },
+          "behind": {
+            "type": "number",
+            "minimum": 0,
+            "description": "Points behind the motion."
+          }
+        },
+        "description": "Points ahead of the motion and behind it (the larger of the two on both sides along an axis without motion)."
       },
       "ExposureOptions": {
         "type": "object",
@@ -7433,6 +8130,296 @@ enum OpenAPIDocument {
             "description": "Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier)."
           }
         }
+      },
+      "StackItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id"
+        ],
+        "description": "An item of a stack: its id, its measured size if it has one (else the stack's `estimate` until it is measured), its reuse identifier if it is not the section's (`null` or `\"\"`: never reused), and, in a layout written back out (`GET /v1/sessions/{id}/layout`), its lane.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "size": {
+            "$ref": "#/components/schemas/Size",
+            "description": "The measured size (422 when not finite, negative or over 10¹² points). Absent: the stack's `estimate`."
+          },
+          "reuse": {
+            "description": "Reuse identifier; absent: the section's `reuse`; `null` or `\"\"`: never reused.",
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "lane": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 63,
+            "description": "The lane (`0 … lanes − 1`, 422 otherwise) the item joins instead of the shortest one: `GET /v1/sessions/{id}/layout` names every item's lane when `lanes` > 1, so that posting the layout again gives the same rects although the lanes were decided with earlier sizes."
+          }
+        }
+      },
+      "StackSection": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "items"
+        ],
+        "description": "A stack (API.md \"Stacks\"): items with their own ids that flow along the layout's axis, each where the previous item of its lane ends. Along y (x swaps the roles) item rects are `[laneX, y, w, h]` with `y` the end of the previous item of the same lane plus `spacing` (the section's origin for a lane's first item), `laneX = origin.x + lane × (laneSize + spacing)`. Each item joins the lane whose end is shortest when it is added (the lowest index on a tie), with the sizes known then, and keeps it afterwards. A stack's extent along the axis is its longest lane. Sizes, `spacing` and `laneSize` are at most 10¹² points (422 otherwise). Its items can be edited later, per session, with `PATCH /v1/sessions/{id}/layout`.",
+        "properties": {
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/StackItem"
+            },
+            "description": "The items, in order."
+          },
+          "estimate": {
+            "$ref": "#/components/schemas/Size",
+            "description": "The size of items without `size` (required when some item has none: 422)."
+          },
+          "spacing": {
+            "type": "number",
+            "minimum": 0,
+            "default": 0,
+            "description": "Points between consecutive items of a lane, and between lanes."
+          },
+          "lanes": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,
+            "default": 1,
+            "description": "Lanes across the axis (a masonry when more than 1; outside 1…64: 422)."
+          },
+          "laneSize": {
+            "type": "number",
+            "minimum": 0,
+            "description": "A lane's size across the axis; default the cross size of `estimate`, else of the first item."
+          }
+        }
+      },
+      "SectionWithStack": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "stack"
+        ],
+        "description": "A section of a stack (`stack`), see `Section` and `StackSection`.",
+        "properties": {
+          "id": {
+            "type": "string",
+            "description": "Section id: `insert` names the stack by it (`at` with `section`). Default: the section's position in `sections`. Unique among generated and stack sections (422)."
+          },
+          "reuse": {
+            "description": "Reuse identifier of the stack's items that do not name one (absent, `null` or `\"\"`: never reused).",
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "stack": {
+            "$ref": "#/components/schemas/StackSection"
+          }
+        }
+      },
+      "StackResize": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id",
+          "size"
+        ],
+        "description": "A measured size for an item of a stack; the item keeps its lane.",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "size": {
+            "$ref": "#/components/schemas/Size"
+          }
+        }
+      },
+      "NewStackItem": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "id"
+        ],
+        "description": "An item to insert: an id new to the layout, its measured size (absent: the stack's `estimate`, 422 when it has none), its reuse identifier (absent: the stack's; `null` or `\"\"`: never reused).",
+        "properties": {
+          "id": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "size": {
+            "$ref": "#/components/schemas/Size"
+          },
+          "reuse": {
+            "description": "Reuse identifier; absent: the stack's.",
+            "type": [
+              "string",
+              "null"
+            ]
+          }
+        }
+      },
+      "StackInsertBefore": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "before",
+          "items"
+        ],
+        "description": "Inserts items before an item of a stack, in its lane.",
+        "properties": {
+          "before": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewStackItem"
+            },
+            "description": "The items, inserted in this order."
+          }
+        }
+      },
+      "StackInsertAfter": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "after",
+          "items"
+        ],
+        "description": "Inserts items after an item of a stack, in its lane.",
+        "properties": {
+          "after": {
+            "$ref": "#/components/schemas/ItemId"
+          },
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewStackItem"
+            },
+            "description": "The items, inserted in this order."
+          }
+        }
+      },
+      "StackInsertAt": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "at",
+          "section",
+          "items"
+        ],
+        "description": "Inserts items at the start of the stack named by `section` (in the lane of its first item, lane 0 when it is empty) or at its end (each in the lane shortest when it is added).",
+        "properties": {
+          "at": {
+            "type": "string",
+            "enum": [
+              "start",
+              "end"
+            ]
+          },
+          "section": {
+            "type": "string",
+            "description": "The stack section's id (422 when no stack has it)."
+          },
+          "items": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/NewStackItem"
+            },
+            "description": "The items, inserted in this order."
+          }
+        }
+      },
+      "StackInsert": {
+        "description": "Where inserted items go: exactly one of `before`, `after` (an item id) or `at` (with `section`); otherwise a 400.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/StackInsertBefore"
+          },
+          {
+            "$ref": "#/components/schemas/StackInsertAfter"
+          },
+          {
+            "$ref": "#/components/schemas/StackInsertAt"
+          }
+        ]
+      },
+      "EditAnchor": {
+        "type": "string",
+        "enum": [
+          "visible",
+          "end",
+          "none"
+        ],
+        "description": "`visible`: the first item on screen (the viewport without buffer, in the previous layout's order) that survives the edit stays exactly where it was on screen (the offset shifts on both axes, not clamped), so sizes measured above the viewport or history inserted above it move nothing the user sees. `end`: when the viewport was at the end of the content along the axis (within 1 point of the largest offset of the scrollable range) it stays at the new end, clamped to the new range (a chat following new messages); otherwise as `visible`. `none`: the offset stays."
+      },
+      "LayoutEdit": {
+        "type": "object",
+        "additionalProperties": false,
+        "description": "Body of `PATCH /v1/sessions/{id}/layout`: edits of the stacks of the session's layout, applied in this order: `resize`, `insert` (in list order: an item inserted earlier in the list can be named later), `remove`. Every id they name must be an item of a stack; an unknown id, a new id already in the layout (explicit, generated or stack item), or an item of another section kind is a 422 naming it, and nothing changes.",
+        "properties": {
+          "resize": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/StackResize"
+            },
+            "description": "Measured sizes."
+          },
+          "insert": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/StackInsert"
+            },
+            "description": "Items to insert."
+          },
+          "remove": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ItemId"
+            },
+            "description": "Items to take out."
+          },
+          "anchor": {
+            "$ref": "#/components/schemas/EditAnchor",
+            "default": "visible"
+          },
+          "seq": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 9223372036854775807,
+            "description": "Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409."
+          }
+        }
+      },
+      "PatchMessage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "patch"
+        ],
+        "description": "A line of an update stream, or a WebSocket message, that edits the session's layout: the body of `PATCH /v1/sessions/{id}/layout` under `patch` (its only key), applied in order with the updates around it and answered by its plan.",
+        "properties": {
+          "patch": {
+            "$ref": "#/components/schemas/LayoutEdit"
+          }
+        }
+      },
+      "StreamMessage": {
+        "description": "One line of an update stream (or one WebSocket message): a viewport update, or an edit of the session's layout.",
+        "oneOf": [
+          {
+            "$ref": "#/components/schemas/ViewportUpdate"
+          },
+          {
+            "$ref": "#/components/schemas/PatchMessage"
+          }
+        ]
       }
     },
     "securitySchemes": {

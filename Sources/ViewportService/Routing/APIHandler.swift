@@ -114,7 +114,7 @@ final class APIHandler: HTTPHandler {
         }
         // The usual `application/json` is recognized without making a string.
         let media = head.header("Content-Type", is: "application/json") ? MediaType.json : MediaType(contentType: head.header("Content-Type"))
-        if head.method == "POST" || head.method == "PUT" {
+        if head.method == "POST" || head.method == "PUT" || head.method == "PATCH" {
             let acceptsStream = route.isSessionViewport
             if case .other(let given) = media {
                 throw Problem(status: 415, detail: "Content-Type \(given) is not supported; send application/json\(acceptsStream ? " or application/x-ndjson" : "")")
@@ -159,6 +159,18 @@ final class APIHandler: HTTPHandler {
             // that removes it answers 204, like a DELETE that comes after.
             guard try sessions.end(id) else { throw Problem.notFound("session \(id) does not exist or has expired") }
             return .respond(record(HTTPResponse(status: 204), head: head, route: label, started: started))
+        case (.sessionLayout(let id), "GET"):
+            return .respond(record(try getSessionLayout(id, hint: session), head: head, route: label, started: started))
+        case (.sessionLayout(let id), "PATCH"):
+            return collect(head, route: label, started: started) { body in
+                let request = try body.withUnsafeBytes { bytes throws(Problem) in
+                    do { return try LayoutEditRequest.decode(bytes) } catch { throw error.problem }
+                }
+                var w = JSONWriter(capacity: 2048)
+                var hint = session
+                try self.applyEdit(request, sessionID: id, hint: &hint, into: &w)
+                return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .buffer(w.finish()))
+            }
         case (.sessionLayout(let id), _):
             return collect(head, route: label, started: started) { try self.changeLayout(of: id, hint: session, body: $0) }
         case (.sessionResync(let id), _):
@@ -428,6 +440,45 @@ final class APIHandler: HTTPHandler {
         }
     }
 
+    /// Applies one edit of a session's layout (PATCH, or a stream's `patch`) under the session's
+    /// lock and writes the plan. `hint` as for ``apply(_:sessionID:hint:into:)``.
+    func applyEdit(_ request: LayoutEditRequest, sessionID: String, hint: inout SessionHandle?, into w: inout JSONWriter) throws(Problem) {
+        let (outcome, handle) = try sessions.withSession(sessionID, hint: hint) { (session) throws(Problem) in
+            let before = session.seq
+            let plan: Plan
+            do throws(SessionError) {
+                plan = try session.apply(request.edit, anchor: request.anchor, seq: request.seq, maxItems: maxItems)
+            } catch {
+                throw conflict(error, session: session)
+            }
+            let applied = session.seq != before
+            return SessionChange(result: (plan, session.layout, applied), changed: applied)
+        }
+        hint = handle
+        let (plan, layout, applied) = outcome
+        if applied { count(plan) }
+        PlanEncoder.encode(plan, layout: layout, into: &w)
+    }
+
+    /// Applies one line of a stream or one WebSocket message: an update or an edit.
+    func apply(_ message: StreamMessage, sessionID: String, hint: inout SessionHandle?, into w: inout JSONWriter) throws(Problem) {
+        switch message {
+        case .update(let update): try apply(update, sessionID: sessionID, hint: &hint, into: &w)
+        case .patch(let edit): try applyEdit(edit, sessionID: sessionID, hint: &hint, into: &w)
+        }
+    }
+
+    /// `GET /v1/sessions/{id}/layout`: the session's current layout (LayoutEncoder), written
+    /// outside the session's lock (a layout version never changes).
+    private func getSessionLayout(_ id: String, hint: SessionHandle?) throws(Problem) -> HTTPResponse {
+        let layout = try sessions.withSession(id, hint: hint) { (session) throws(Problem) in
+            SessionChange(result: session.layout, changed: false)
+        }.result
+        var w = JSONWriter(capacity: 64 + layout.count * 24)
+        LayoutEncoder.encode(layout, into: &w)
+        return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
+    }
+
     private func count(_ plan: Plan) {
         metrics.count(created: plan.create.count, reused: plan.reuse.count)
     }
@@ -485,6 +536,7 @@ extension Error {
             switch session {
             case .invalid: return .invalid(session.description)
             case .sequenceConflict(let current, _): return .sequenceConflict(current: current, detail: session.description)
+            case .tooLarge: return .tooLarge(session.description)
             }
         }
         return .badRequest(String(describing: self))

@@ -136,7 +136,7 @@ enum Route: Equatable, Sendable {
         case .healthz, .readyz, .metrics, .openapi, .clientModule, .demo, .layout, .sessionSocket: return ["GET"]
         case .layouts, .sessions, .sessionViewport, .sessionResync: return ["POST"]
         case .session: return ["GET", "DELETE"]
-        case .sessionLayout: return ["PUT"]
+        case .sessionLayout: return ["GET", "PUT", "PATCH"]
         }
     }
 }

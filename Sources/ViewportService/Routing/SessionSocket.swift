@@ -1,8 +1,9 @@
 import ViewportHTTP
 
 /// One WebSocket on `GET /v1/sessions/{id}/socket`: every message (text or binary) is one viewport
-/// update, exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json`, and is
-/// answered by one text message: the plan, byte for byte what that POST would answer.
+/// update, exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json`, or
+/// `{"patch": {…}}`, exactly the body of `PATCH /v1/sessions/{id}/layout`, and is answered by one
+/// text message: the plan, byte for byte what that POST or PATCH would answer.
 ///
 /// A message that fails is answered with its problem object (the HTTP problem+json body plus
 /// `"message": n`, counting from 1) and nothing of it is applied; the socket stays open, except
@@ -41,8 +42,8 @@ final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
         var w = JSONWriter(capacity: 1024)
         do {
             // Found again, as each POST does: an expired session answers 404 at once.
-            let update = try UpdateRequest.decode(bytes)
-            try handler.apply(update, sessionID: sessionID, hint: &hint, into: &w)
+            let message = try StreamMessage.decode(bytes)
+            try handler.apply(message, sessionID: sessionID, hint: &hint, into: &w)
             record(200, started: started)
             return .text(w.bytes)
         } catch {

@@ -7,7 +7,9 @@ import ViewportCore
 import ViewportHTTP
 
 /// Applies an NDJSON stream of viewport updates line by line as the body arrives, writing one plan
-/// line per update. A bad line writes a problem object carrying `"line": n` and stops the stream;
+/// line per update. A line `{"patch": {…}}` is an edit of the session's layout (the body of
+/// `PATCH /v1/sessions/{id}/layout`), applied in order with the updates around it and answered by
+/// its plan. A bad line writes a problem object carrying `"line": n` and stops the stream;
 /// the updates before it stay applied.
 ///
 /// Plans go out while the upload continues (an ``HTTPLiveBodySink``): libmicrohttpd sends a
@@ -128,8 +130,8 @@ final class UpdateStreamSink: HTTPLiveBodySink {
             return
         }
         do {
-            let update = try UpdateRequest.decode(line)
-            try handler.apply(update, sessionID: sessionID, hint: &hint, into: &output)
+            let message = try StreamMessage.decode(line)
+            try handler.apply(message, sessionID: sessionID, hint: &hint, into: &output)
             output.raw(byte: UInt8(ascii: "\n"))
             if output.count >= Self.chunkSize {
                 chunks.append(output.bytes)

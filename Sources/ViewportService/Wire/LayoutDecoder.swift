@@ -97,7 +97,7 @@ struct LayoutDecoder {
             guard !sawItems else { throw JSONError(.type, "layout: give either items or sections, not both") }
             if invalid == nil {
                 // Sections stack in order along the axis, inside the insets.
-                var stack = SectionStack(axis: axis, insets: insets, spacing: spacing)
+                var stack = SectionStack(axis: axis, insets: insets, spacing: spacing, withStacks: sections.contains(where: \.isStack))
                 do {
                     guard spacing.isFinite, spacing >= 0 else { throw LayoutError.invalidSection(field: "spacing", reason: "must be finite and not negative") }
                     for spec in sections { try stack.append(spec, to: &builder) }

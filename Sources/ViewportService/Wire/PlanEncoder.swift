@@ -133,6 +133,10 @@ enum PlanEncoder {
             w.key("recenter")
             point(recenter, into: &w)
         }
+        if let contentSize = plan.contentSize {
+            w.key("contentSize")
+            size(contentSize, into: &w)
+        }
     }
 
     /// `{"id", "view", "rect"}`: a `move`, `pin` or `unpin` entry, or the state's `pinned`.
@@ -175,6 +179,8 @@ enum PlanEncoder {
         w.string(layout.digest)
         w.key("seq")
         w.int(Int(truncatingIfNeeded: session.seq))
+        w.key("edits")
+        w.int(session.edits)
         w.key("offset")
         point(session.offset, into: &w)
         w.key("viewport")

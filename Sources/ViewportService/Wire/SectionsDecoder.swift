@@ -3,7 +3,12 @@ import ViewportCore
 /// Decodes a layout's `sections`: each `{"id"?, "reuse"?}` plus exactly one of
 /// `"list": {"count", "size" | "sizes", "spacing"?, "axis"?}`,
 /// `"grid": {"columns", "count", "itemSize", "spacing"?}` (spacing a number or `[x, y]`),
-/// `"pages": {"count", "size", "axis"?}`, or `"items": [{"id", "rect", "reuse"?, "sticky"?}]`.
+/// `"pages": {"count", "size", "axis"?}`, `"items": [{"id", "rect", "reuse"?, "sticky"?}]`, or
+/// `"stack": {"items": [{"id", "size"?, "reuse"?, "lane"?}], "estimate"?, "spacing"?, "lanes"?,
+/// "laneSize"?}` (API.md "Stacks").
+///
+/// Shapes are checked here (400: wrong types, unknown or missing fields); values (sizes, lanes,
+/// ids) by the section stack and the builder (422, naming the section, field and item).
 enum SectionsDecoder {
     static func decode(_ r: inout JSONReader) throws -> [SectionSpec] {
         var sections: [SectionSpec] = []
@@ -21,11 +26,12 @@ enum SectionsDecoder {
                 case "grid": shapes.append(try decodeGrid(&r))
                 case "pages": shapes.append(try decodePages(&r))
                 case "items": shapes.append(.items(try decodeItems(&r)))
+                case "stack": shapes.append(.stack(try decodeStack(&r)))
                 default: throw r.unknownField(key)
                 }
             }
             guard shapes.count == 1, let shape = shapes.first else {
-                throw JSONError(.type, "give exactly one of list, grid, pages, items")
+                throw JSONError(.type, "give exactly one of list, grid, pages, items, stack")
             }
             sections.append(SectionSpec(id: id, reuse: reuse, shape: shape))
         }
@@ -108,6 +114,49 @@ enum SectionsDecoder {
         guard let count else { throw JSONReader.missingField("count") }
         guard let size else { throw JSONReader.missingField("size") }
         return .pages(axis: axis, count: count, size: size)
+    }
+
+    private static func decodeStack(_ r: inout JSONReader) throws -> StackSpec {
+        var items: [StackSpec.Item]?
+        var spec = StackSpec(items: [])
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a stack object") }
+        try r.readObject { r, key in
+            switch key {
+            case "items": items = try decodeStackItems(&r)
+            case "estimate": spec.estimate = try r.readSize()
+            case "spacing": spec.spacing = try r.readDouble()
+            case "lanes": spec.lanes = try r.readInt()
+            case "laneSize": spec.laneSize = try r.readDouble()
+            default: throw r.unknownField(key, in: "stack")
+            }
+        }
+        guard let items else { throw JSONReader.missingField("items") }
+        spec.items = items
+        return spec
+    }
+
+    /// `[{"id", "size"?, "reuse"?, "lane"?}]`; `reuse` null or "" is none, absent is the section's.
+    private static func decodeStackItems(_ r: inout JSONReader) throws -> [StackSpec.Item] {
+        var items: [StackSpec.Item] = []
+        guard r.peekKind() == .array else { throw r.typeMismatch(expected: "an array of stack items") }
+        try r.readArray { r, _ in
+            var id: String?
+            var item = StackSpec.Item(id: "")
+            guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a stack item object") }
+            try r.readObject { r, key in
+                switch key {
+                case "id": id = try r.readString()
+                case "size": item.size = try r.readSize()
+                case "reuse": item.reuse = r.readNullIfPresent() ? "" : try r.readString()
+                case "lane": item.lane = try r.readInt()
+                default: throw r.unknownField(key, in: "stack item")
+                }
+            }
+            guard let id else { throw JSONReader.missingField("id") }
+            item.id = id
+            items.append(item)
+        }
+        return items
     }
 
     private static func decodeItems(_ r: inout JSONReader) throws -> [SectionSpec.Item] {

@@ -74,7 +74,7 @@ struct RoundTrip {
         try expect(info.layout == layout.layout, "GET /v1/layouts/{id} -> LayoutInfo")
 
         let opened = try await client.openSession(
-            body: .json(.SessionRequestAtOffset(.init(layout: .LayoutId(layout.layout), viewport: [375, 250], buffer: 0, pool: .init(max: 4)))))
+            body: .json(.SessionRequestAtOffset(.init(layout: .LayoutId(layout.layout), viewport: [375, 250], buffer: .BufferPoints(0), pool: .init(max: 4)))))
         let session = try opened.created.body.json
         try expect(session.plan.seq == 0 && session.plan.create?.map(\.id) == ["row-0", "row-1", "row-2"],
             "POST /v1/sessions -> 201 Session; the opening plan creates row-0 … row-2")

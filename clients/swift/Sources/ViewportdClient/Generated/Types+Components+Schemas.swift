@@ -174,27 +174,7 @@ extension Components {
             /// The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis`.
-            public struct AxisPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis/value1`.
-                public var value1: Components.Schemas.Axis
-                /// Creates a new `AxisPayload`.
-                ///
-                /// - Parameters:
-                ///   - value1:
-                public init(value1: Components.Schemas.Axis) {
-                    self.value1 = value1
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    self.value1 = try decoder.decodeFromSingleValueContainer()
-                }
-                public func encode(to encoder: any Swift.Encoder) throws {
-                    try encoder.encodeToSingleValueContainer(self.value1)
-                }
-            }
-            /// The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis`.
-            public var axis: Components.Schemas.ItemsLayout.AxisPayload?
+            public var axis: Components.Schemas.Axis?
             /// Only with `sections`; accepted here at its default (zeros).
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/insets`.
@@ -214,7 +194,7 @@ extension Components {
             public init(
                 items: [Components.Schemas.LayoutItem],
                 contentSize: Components.Schemas.Size? = nil,
-                axis: Components.Schemas.ItemsLayout.AxisPayload? = nil,
+                axis: Components.Schemas.Axis? = nil,
                 insets: [Swift.Double]? = nil,
                 spacing: Swift.Double? = nil
             ) {
@@ -242,7 +222,7 @@ extension Components {
                     forKey: .contentSize
                 )
                 self.axis = try container.decodeIfPresent(
-                    Components.Schemas.ItemsLayout.AxisPayload.self,
+                    Components.Schemas.Axis.self,
                     forKey: .axis
                 )
                 self.insets = try container.decodeIfPresent(
@@ -262,7 +242,7 @@ extension Components {
                 ])
             }
         }
-        /// A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item.
+        /// A generated layout: `sections` stacked one after another along `axis`, inside `insets`, `spacing` apart. A section starts where the previous one ends (its far edge along the axis, plus `spacing`); the first starts at the leading inset (`insets.top` along y, `insets.left` along x), and every section at the cross axis' leading inset. Generated items are named `<section id>-<k>` (k from 0) and take the section's `reuse`; the items of an `items` section keep their own ids, with rects relative to the section's origin. The layout is the same as its items sent one by one in the items form (same items, same order, same content size): it gets the same layout id. At most `layouts.maxItems` items in all (413 otherwise); a generated section costs memory for its description, not per item. With a `stack` section, the sections after a stack move along the axis when a session edits the stack (`PATCH /v1/sessions/{id}/layout`); every section's far edge is then its origin plus its own extent, and `items` sections keep their rects relative to their origin.
         ///
         /// - Remark: Generated from `#/components/schemas/SectionsLayout`.
         public struct SectionsLayout: Codable, Hashable, Sendable {
@@ -345,7 +325,7 @@ extension Components {
                 ])
             }
         }
-        /// One section of a generated layout: exactly one of `list`, `grid`, `pages` or `items` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing.
+        /// One section of a generated layout: exactly one of `list`, `grid`, `pages`, `items` or `stack` (none or several is a 400). With `o` the section's origin and `a` the list's axis, item `k`'s rect is: list of one `size` `s` and `spacing` `g`: main = `o.a + k × (s.a + g)`, cross = `o`; list of `sizes`: main = `o.a + Σ_{j<k} (s_j.a + g)`; grid of `c` columns (rows along y): `x = o.x + (k mod c) × (w + gx)`, `y = o.y + (k div c) × (h + gy)` (in a stack along x, columns run down and rows across: x and y swap roles); pages: a list of one size without spacing. A stack: see `StackSection`.
         ///
         /// - Remark: Generated from `#/components/schemas/Section`.
         @frozen public enum Section: Codable, Hashable, Sendable {
@@ -357,6 +337,8 @@ extension Components {
             case SectionWithPages(Components.Schemas.SectionWithPages)
             /// - Remark: Generated from `#/components/schemas/Section/case4`.
             case SectionWithItems(Components.Schemas.SectionWithItems)
+            /// - Remark: Generated from `#/components/schemas/Section/case5`.
+            case SectionWithStack(Components.Schemas.SectionWithStack)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
@@ -383,6 +365,12 @@ extension Components {
                 } catch {
                     errors.append(error)
                 }
+                do {
+                    self = .SectionWithStack(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
                 throw Swift.DecodingError.failedToDecodeOneOfSchema(
                     type: Self.self,
                     codingPath: decoder.codingPath,
@@ -398,6 +386,8 @@ extension Components {
                 case let .SectionWithPages(value):
                     try value.encode(to: encoder)
                 case let .SectionWithItems(value):
+                    try value.encode(to: encoder)
+                case let .SectionWithStack(value):
                     try value.encode(to: encoder)
                 }
             }
@@ -822,13 +812,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/GridSection/spacing`.
             @frozen public enum SpacingPayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/GridSection/spacing/case1`.
-                case case1(Swift.Double)
+                case GridSpacingPoints(Components.Schemas.GridSpacingPoints)
                 /// - Remark: Generated from `#/components/schemas/GridSection/spacing/case2`.
                 case Size(Components.Schemas.Size)
                 public init(from decoder: any Swift.Decoder) throws {
                     var errors: [any Swift.Error] = []
                     do {
-                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        self = .GridSpacingPoints(try decoder.decodeFromSingleValueContainer())
                         return
                     } catch {
                         errors.append(error)
@@ -847,7 +837,7 @@ extension Components {
                 }
                 public func encode(to encoder: any Swift.Encoder) throws {
                     switch self {
-                    case let .case1(value):
+                    case let .GridSpacingPoints(value):
                         try encoder.encodeToSingleValueContainer(value)
                     case let .Size(value):
                         try encoder.encodeToSingleValueContainer(value)
@@ -908,6 +898,10 @@ extension Components {
                 ])
             }
         }
+        /// The same spacing between columns and between rows.
+        ///
+        /// - Remark: Generated from `#/components/schemas/GridSpacingPoints`.
+        public typealias GridSpacingPoints = Swift.Double
         /// `count` pages of `size` side by side along `axis`, without spacing (a carousel's pages).
         ///
         /// - Remark: Generated from `#/components/schemas/PagesSection`.
@@ -1264,13 +1258,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure`.
             @frozen public enum ExposurePayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure/case1`.
-                case case1(Swift.Bool)
+                case ExposureSwitch(Components.Schemas.ExposureSwitch)
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/exposure/case2`.
                 case ExposureOptions(Components.Schemas.ExposureOptions)
                 public init(from decoder: any Swift.Decoder) throws {
                     var errors: [any Swift.Error] = []
                     do {
-                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        self = .ExposureSwitch(try decoder.decodeFromSingleValueContainer())
                         return
                     } catch {
                         errors.append(error)
@@ -1289,7 +1283,7 @@ extension Components {
                 }
                 public func encode(to encoder: any Swift.Encoder) throws {
                     switch self {
-                    case let .case1(value):
+                    case let .ExposureSwitch(value):
                         try encoder.encodeToSingleValueContainer(value)
                     case let .ExposureOptions(value):
                         try value.encode(to: encoder)
@@ -1498,13 +1492,13 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure`.
             @frozen public enum ExposurePayload: Codable, Hashable, Sendable {
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure/case1`.
-                case case1(Swift.Bool)
+                case ExposureSwitch(Components.Schemas.ExposureSwitch)
                 /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/exposure/case2`.
                 case ExposureOptions(Components.Schemas.ExposureOptions)
                 public init(from decoder: any Swift.Decoder) throws {
                     var errors: [any Swift.Error] = []
                     do {
-                        self = .case1(try decoder.decodeFromSingleValueContainer())
+                        self = .ExposureSwitch(try decoder.decodeFromSingleValueContainer())
                         return
                     } catch {
                         errors.append(error)
@@ -1523,7 +1517,7 @@ extension Components {
                 }
                 public func encode(to encoder: any Swift.Encoder) throws {
                     switch self {
-                    case let .case1(value):
+                    case let .ExposureSwitch(value):
                         try encoder.encodeToSingleValueContainer(value)
                     case let .ExposureOptions(value):
                         try value.encode(to: encoder)
@@ -1701,6 +1695,10 @@ extension Components {
                 ])
             }
         }
+        /// `true` counts entries and exits with the threshold 0 (`{"threshold": 0}`); `false` is off.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ExposureSwitch`.
+        public typealias ExposureSwitch = Swift.Bool
         /// An item and its view.
         ///
         /// - Remark: Generated from `#/components/schemas/PlanEntry`.
@@ -1891,7 +1889,7 @@ extension Components {
                 ])
             }
         }
-        /// What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them.
+        /// What the client must do to its views, as a delta from the previous state. Apply `recycle` and `discard` before `reuse` and `create`. Empty lists are omitted; lists are in layout order (leaving lists, and `leave`, in the previous layout's order after a layout change). `pin` and `unpin` appear only with sticky items; `target`, `page`, `prefetch`, `cancelPrefetch`, `load`, `enter`, `leave`, `viewed`, `linked`, `placements` and `recenter` appear only with the session options that produce them. `contentSize` appears after an edit that changed the content size.
         ///
         /// - Remark: Generated from `#/components/schemas/Plan`.
         public struct Plan: Codable, Hashable, Sendable {
@@ -1989,6 +1987,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Plan/viewed`.
             public var viewed: [Components.Schemas.ViewedEntry]?
+            /// After an edit of the session's layout (`PATCH`) that changed the content size: the new one.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Plan/contentSize`.
+            public var contentSize: Components.Schemas.Size?
             /// Creates a new `Plan`.
             ///
             /// - Parameters:
@@ -2012,6 +2014,7 @@ extension Components {
             ///   - placements: `loop` on: entering items whose view goes to a copy other than their layout rect (the rect in `reuse`/`create` is that copy's as well).
             ///   - recenter: `loop` on, on an `idle` update (or the opening plan) whose offset along the loop axis is outside `[0, P)`: a whole number of periods `[dx, dy]` (zero on the other axis). After applying the plan, add it to the content offset and to the position of every view shown; the session shifts its own offset likewise.
             ///   - viewed: `exposure.minTime` set: items whose stay on screen has lasted `minTime` seconds from the `time` of the update where they entered to the `time` of this one, once per stay, in layout order. Only updates that carry `time` list it.
+            ///   - contentSize: After an edit of the session's layout (`PATCH`) that changed the content size: the new one.
             public init(
                 seq: Swift.Int,
                 offset: Components.Schemas.Point,
@@ -2032,7 +2035,8 @@ extension Components {
                 linked: Components.Schemas.Plan.LinkedPayload? = nil,
                 placements: [Components.Schemas.Placement]? = nil,
                 recenter: Components.Schemas.Point? = nil,
-                viewed: [Components.Schemas.ViewedEntry]? = nil
+                viewed: [Components.Schemas.ViewedEntry]? = nil,
+                contentSize: Components.Schemas.Size? = nil
             ) {
                 self.seq = seq
                 self.offset = offset
@@ -2054,6 +2058,7 @@ extension Components {
                 self.placements = placements
                 self.recenter = recenter
                 self.viewed = viewed
+                self.contentSize = contentSize
             }
             public enum CodingKeys: String, CodingKey {
                 case seq
@@ -2076,6 +2081,7 @@ extension Components {
                 case placements
                 case recenter
                 case viewed
+                case contentSize
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2159,6 +2165,10 @@ extension Components {
                     [Components.Schemas.ViewedEntry].self,
                     forKey: .viewed
                 )
+                self.contentSize = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .contentSize
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "seq",
                     "offset",
@@ -2179,7 +2189,8 @@ extension Components {
                     "linked",
                     "placements",
                     "recenter",
-                    "viewed"
+                    "viewed",
+                    "contentSize"
                 ])
             }
         }
@@ -2506,10 +2517,10 @@ extension Components {
                 ])
             }
         }
-        /// NDJSON: one `ViewportUpdate` per line (blank lines are skipped). The array describes the sequence of lines, as OpenAPI 3.2's `itemSchema` would.
+        /// NDJSON: one `ViewportUpdate`, or one `PatchMessage` (`{"patch": {…}}`, an edit of the session's layout), per line (blank lines are skipped). The array describes the sequence of lines, as OpenAPI 3.2's `itemSchema` would.
         ///
         /// - Remark: Generated from `#/components/schemas/ViewportUpdateStream`.
-        public typealias ViewportUpdateStream = [Components.Schemas.ViewportUpdate]
+        public typealias ViewportUpdateStream = [Components.Schemas.StreamMessage]
         /// - Remark: Generated from `#/components/schemas/PlanStream`.
         @frozen public enum PlanStreamPayload: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/PlanStream/case1`.
@@ -2698,6 +2709,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SessionState/onScreen`.
             public var onScreen: [Components.Schemas.ItemId]?
+            /// The number of edits of the session's layout applied (`PATCH /v1/sessions/{id}/layout`, or `patch` lines and messages). `layout` stays the id of the stored layout the session started from: with edits, the session's layout is its own version of it (`GET /v1/sessions/{id}/layout`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionState/edits`.
+            public var edits: Swift.Int
             /// Creates a new `SessionState`.
             ///
             /// - Parameters:
@@ -2712,6 +2727,7 @@ extension Components {
             ///   - stats:
             ///   - time: The session's last client `time` (absent until an update, or the opening, carried one): a client that resyncs continues its clock from here.
             ///   - onScreen: With `exposure`: the items on screen now by the session's threshold, in layout order (those a plan's `enter` listed and no `leave` has since).
+            ///   - edits: The number of edits of the session's layout applied (`PATCH /v1/sessions/{id}/layout`, or `patch` lines and messages). `layout` stays the id of the stored layout the session started from: with edits, the session's layout is its own version of it (`GET /v1/sessions/{id}/layout`).
             public init(
                 session: Components.Schemas.SessionId,
                 layout: Components.Schemas.LayoutId,
@@ -2723,7 +2739,8 @@ extension Components {
                 pool: Components.Schemas.SessionState.PoolPayload,
                 stats: Components.Schemas.SessionStats,
                 time: Swift.Double? = nil,
-                onScreen: [Components.Schemas.ItemId]? = nil
+                onScreen: [Components.Schemas.ItemId]? = nil,
+                edits: Swift.Int
             ) {
                 self.session = session
                 self.layout = layout
@@ -2736,6 +2753,7 @@ extension Components {
                 self.stats = stats
                 self.time = time
                 self.onScreen = onScreen
+                self.edits = edits
             }
             public enum CodingKeys: String, CodingKey {
                 case session
@@ -2749,6 +2767,7 @@ extension Components {
                 case stats
                 case time
                 case onScreen
+                case edits
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2796,6 +2815,10 @@ extension Components {
                     [Components.Schemas.ItemId].self,
                     forKey: .onScreen
                 )
+                self.edits = try container.decode(
+                    Swift.Int.self,
+                    forKey: .edits
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "session",
                     "layout",
@@ -2807,27 +2830,48 @@ extension Components {
                     "pool",
                     "stats",
                     "time",
-                    "onScreen"
+                    "onScreen",
+                    "edits"
                 ])
             }
         }
+        /// `store` is present when a shared store is configured (`store.url`): whether it answers. The process itself is up either way (a liveness probe); `GET /readyz` answers 503 while the store does not answer.
+        ///
         /// - Remark: Generated from `#/components/schemas/Health`.
         public struct Health: Codable, Hashable, Sendable {
+            /// Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer.
+            ///
             /// - Remark: Generated from `#/components/schemas/Health/status`.
             @frozen public enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case ok = "ok"
+                case unavailable = "unavailable"
             }
+            /// Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer.
+            ///
             /// - Remark: Generated from `#/components/schemas/Health/status`.
             public var status: Components.Schemas.Health.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/Health/store`.
+            @frozen public enum StorePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case ok = "ok"
+                case unavailable = "unavailable"
+            }
+            /// - Remark: Generated from `#/components/schemas/Health/store`.
+            public var store: Components.Schemas.Health.StorePayload?
             /// Creates a new `Health`.
             ///
             /// - Parameters:
-            ///   - status:
-            public init(status: Components.Schemas.Health.StatusPayload) {
+            ///   - status: Always `ok` on `/healthz`; on `/readyz`, `unavailable` while the shared store does not answer.
+            ///   - store:
+            public init(
+                status: Components.Schemas.Health.StatusPayload,
+                store: Components.Schemas.Health.StorePayload? = nil
+            ) {
                 self.status = status
+                self.store = store
             }
             public enum CodingKeys: String, CodingKey {
                 case status
+                case store
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2835,8 +2879,13 @@ extension Components {
                     Components.Schemas.Health.StatusPayload.self,
                     forKey: .status
                 )
+                self.store = try container.decodeIfPresent(
+                    Components.Schemas.Health.StorePayload.self,
+                    forKey: .store
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "status"
+                    "status",
+                    "store"
                 ])
             }
         }
@@ -2866,6 +2915,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Problem/message`.
             public var message: Swift.Int?
+            /// On a 409 with a shared store: the session is behind this client (the instance that held it stopped before writing its last updates). Send `POST /v1/sessions/{id}/resync` with the views you have, then continue at the next `seq`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/resync`.
+            public var resync: Swift.Bool?
             /// Creates a new `Problem`.
             ///
             /// - Parameters:
@@ -2876,6 +2929,7 @@ extension Components {
             ///   - seq: On a 409: the session's current sequence number.
             ///   - line: On a problem line of an NDJSON stream: the line (counting from 1) that failed.
             ///   - message: On a problem message of a WebSocket (`GET /v1/sessions/{id}/socket`): the message (counting from 1) that failed.
+            ///   - resync: On a 409 with a shared store: the session is behind this client (the instance that held it stopped before writing its last updates). Send `POST /v1/sessions/{id}/resync` with the views you have, then continue at the next `seq`.
             public init(
                 _type: Swift.String,
                 title: Swift.String,
@@ -2883,7 +2937,8 @@ extension Components {
                 detail: Swift.String,
                 seq: Swift.Int? = nil,
                 line: Swift.Int? = nil,
-                message: Swift.Int? = nil
+                message: Swift.Int? = nil,
+                resync: Swift.Bool? = nil
             ) {
                 self._type = _type
                 self.title = title
@@ -2892,6 +2947,7 @@ extension Components {
                 self.seq = seq
                 self.line = line
                 self.message = message
+                self.resync = resync
             }
             public enum CodingKeys: String, CodingKey {
                 case _type = "type"
@@ -2901,6 +2957,7 @@ extension Components {
                 case seq
                 case line
                 case message
+                case resync
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2932,6 +2989,10 @@ extension Components {
                     Swift.Int.self,
                     forKey: .message
                 )
+                self.resync = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .resync
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "type",
                     "title",
@@ -2939,7 +3000,8 @@ extension Components {
                     "detail",
                     "seq",
                     "line",
-                    "message"
+                    "message",
+                    "resync"
                 ])
             }
         }
@@ -3728,7 +3790,7 @@ extension Components {
                 ])
             }
         }
-        /// After a layout change: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.
+        /// After a layout change or an edit of the session's layout: the item stays materialized and keeps its view, whose rect changed: move the view to `rect`.
         ///
         /// - Remark: Generated from `#/components/schemas/MoveEntry`.
         public struct MoveEntry: Codable, Hashable, Sendable {
@@ -3919,61 +3981,19 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/Buffer`.
         @frozen public enum Buffer: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Buffer/case1`.
-            case case1(Swift.Double)
+            case BufferPoints(Components.Schemas.BufferPoints)
             /// - Remark: Generated from `#/components/schemas/Buffer/case2`.
-            public struct Case2Payload: Codable, Hashable, Sendable {
-                /// Points in the direction of motion.
-                ///
-                /// - Remark: Generated from `#/components/schemas/Buffer/case2/ahead`.
-                public var ahead: Swift.Double
-                /// Points behind the motion.
-                ///
-                /// - Remark: Generated from `#/components/schemas/Buffer/case2/behind`.
-                public var behind: Swift.Double
-                /// Creates a new `Case2Payload`.
-                ///
-                /// - Parameters:
-                ///   - ahead: Points in the direction of motion.
-                ///   - behind: Points behind the motion.
-                public init(
-                    ahead: Swift.Double,
-                    behind: Swift.Double
-                ) {
-                    self.ahead = ahead
-                    self.behind = behind
-                }
-                public enum CodingKeys: String, CodingKey {
-                    case ahead
-                    case behind
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.ahead = try container.decode(
-                        Swift.Double.self,
-                        forKey: .ahead
-                    )
-                    self.behind = try container.decode(
-                        Swift.Double.self,
-                        forKey: .behind
-                    )
-                    try decoder.ensureNoAdditionalProperties(knownKeys: [
-                        "ahead",
-                        "behind"
-                    ])
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/Buffer/case2`.
-            case case2(Components.Schemas.Buffer.Case2Payload)
+            case BufferEdges(Components.Schemas.BufferEdges)
             public init(from decoder: any Swift.Decoder) throws {
                 var errors: [any Swift.Error] = []
                 do {
-                    self = .case1(try decoder.decodeFromSingleValueContainer())
+                    self = .BufferPoints(try decoder.decodeFromSingleValueContainer())
                     return
                 } catch {
                     errors.append(error)
                 }
                 do {
-                    self = .case2(try .init(from: decoder))
+                    self = .BufferEdges(try .init(from: decoder))
                     return
                 } catch {
                     errors.append(error)
@@ -3986,11 +4006,59 @@ extension Components {
             }
             public func encode(to encoder: any Swift.Encoder) throws {
                 switch self {
-                case let .case1(value):
+                case let .BufferPoints(value):
                     try encoder.encodeToSingleValueContainer(value)
-                case let .case2(value):
+                case let .BufferEdges(value):
                     try value.encode(to: encoder)
                 }
+            }
+        }
+        /// The same number of points on every side.
+        ///
+        /// - Remark: Generated from `#/components/schemas/BufferPoints`.
+        public typealias BufferPoints = Swift.Double
+        /// Points ahead of the motion and behind it (the larger of the two on both sides along an axis without motion).
+        ///
+        /// - Remark: Generated from `#/components/schemas/BufferEdges`.
+        public struct BufferEdges: Codable, Hashable, Sendable {
+            /// Points in the direction of motion.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BufferEdges/ahead`.
+            public var ahead: Swift.Double
+            /// Points behind the motion.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BufferEdges/behind`.
+            public var behind: Swift.Double
+            /// Creates a new `BufferEdges`.
+            ///
+            /// - Parameters:
+            ///   - ahead: Points in the direction of motion.
+            ///   - behind: Points behind the motion.
+            public init(
+                ahead: Swift.Double,
+                behind: Swift.Double
+            ) {
+                self.ahead = ahead
+                self.behind = behind
+            }
+            public enum CodingKeys: String, CodingKey {
+                case ahead
+                case behind
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.ahead = try container.decode(
+                    Swift.Double.self,
+                    forKey: .ahead
+                )
+                self.behind = try container.decode(
+                    Swift.Double.self,
+                    forKey: .behind
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "ahead",
+                    "behind"
+                ])
             }
         }
         /// `exposure` with a rule (FlatList's viewabilityConfig): an item is on screen when the part of its rect inside the viewport (no buffer) is at least `threshold` of its area; an item of zero area is on screen when it lies strictly inside. `enter` and `leave` follow this rule. With `minTime`, plans also list under `viewed` each item that has stayed on screen for at least `minTime` seconds of client `time`, measured from the `time` of the update where it entered to the `time` of the current one, once per stay. Fractions and stays are computed for the items near the screen's moving edges only.
@@ -4075,6 +4143,790 @@ extension Components {
                     "id",
                     "times"
                 ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ResyncEntry`.
+        public struct ResyncEntry: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ResyncEntry/id`.
+            public var id: Components.Schemas.ItemId
+            /// The view's handle (positive; distinct across `visible` and `pool`).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncEntry/view`.
+            public var view: Swift.Int
+            /// Creates a new `ResyncEntry`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - view: The view's handle (positive; distinct across `visible` and `pool`).
+            public init(
+                id: Components.Schemas.ItemId,
+                view: Swift.Int
+            ) {
+                self.id = id
+                self.view = view
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case view
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.view = try container.decode(
+                    Swift.Int.self,
+                    forKey: .view
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "view"
+                ])
+            }
+        }
+        /// The views a client really has, after a 409 with `"resync": true`. The session adopts them and `seq`; its next update (at `seq + 1`) is planned from them. Handles it assigns afterwards are above every handle it assigned or was told about.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ResyncRequest`.
+        public struct ResyncRequest: Codable, Hashable, Sendable {
+            /// The last sequence number the client applied.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/seq`.
+            public var seq: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/offset`.
+            public var offset: Components.Schemas.Point
+            /// The viewport size, when it changed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/viewport`.
+            public var viewport: Components.Schemas.Size?
+            /// The items the client shows, with their views.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/visible`.
+            public var visible: [Components.Schemas.ResyncEntry]
+            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/pool`.
+            public struct PoolPayload: Codable, Hashable, Sendable {
+                /// A container of undocumented properties.
+                public var additionalProperties: [String: [Components.Schemas.ResyncEntry]]
+                /// Creates a new `PoolPayload`.
+                ///
+                /// - Parameters:
+                ///   - additionalProperties: A container of undocumented properties.
+                public init(additionalProperties: [String: [Components.Schemas.ResyncEntry]] = .init()) {
+                    self.additionalProperties = additionalProperties
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
+                }
+                public func encode(to encoder: any Swift.Encoder) throws {
+                    try encoder.encodeAdditionalProperties(additionalProperties)
+                }
+            }
+            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncRequest/pool`.
+            public var pool: Components.Schemas.ResyncRequest.PoolPayload?
+            /// Creates a new `ResyncRequest`.
+            ///
+            /// - Parameters:
+            ///   - seq: The last sequence number the client applied.
+            ///   - offset:
+            ///   - viewport: The viewport size, when it changed.
+            ///   - visible: The items the client shows, with their views.
+            ///   - pool: Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            public init(
+                seq: Swift.Int,
+                offset: Components.Schemas.Point,
+                viewport: Components.Schemas.Size? = nil,
+                visible: [Components.Schemas.ResyncEntry],
+                pool: Components.Schemas.ResyncRequest.PoolPayload? = nil
+            ) {
+                self.seq = seq
+                self.offset = offset
+                self.viewport = viewport
+                self.visible = visible
+                self.pool = pool
+            }
+            public enum CodingKeys: String, CodingKey {
+                case seq
+                case offset
+                case viewport
+                case visible
+                case pool
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.seq = try container.decode(
+                    Swift.Int.self,
+                    forKey: .seq
+                )
+                self.offset = try container.decode(
+                    Components.Schemas.Point.self,
+                    forKey: .offset
+                )
+                self.viewport = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .viewport
+                )
+                self.visible = try container.decode(
+                    [Components.Schemas.ResyncEntry].self,
+                    forKey: .visible
+                )
+                self.pool = try container.decodeIfPresent(
+                    Components.Schemas.ResyncRequest.PoolPayload.self,
+                    forKey: .pool
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "seq",
+                    "offset",
+                    "viewport",
+                    "visible",
+                    "pool"
+                ])
+            }
+        }
+        /// An item of a stack: its id, its measured size if it has one (else the stack's `estimate` until it is measured), its reuse identifier if it is not the section's (`null` or `""`: never reused), and, in a layout written back out (`GET /v1/sessions/{id}/layout`), its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackItem`.
+        public struct StackItem: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackItem/id`.
+            public var id: Components.Schemas.ItemId
+            /// The measured size (422 when not finite, negative or over 10¹² points). Absent: the stack's `estimate`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackItem/size`.
+            public var size: Components.Schemas.Size?
+            /// Reuse identifier; absent: the section's `reuse`; `null` or `""`: never reused.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackItem/reuse`.
+            public var reuse: Swift.String?
+            /// The lane (`0 … lanes − 1`, 422 otherwise) the item joins instead of the shortest one: `GET /v1/sessions/{id}/layout` names every item's lane when `lanes` > 1, so that posting the layout again gives the same rects although the lanes were decided with earlier sizes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackItem/lane`.
+            public var lane: Swift.Int?
+            /// Creates a new `StackItem`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - size: The measured size (422 when not finite, negative or over 10¹² points). Absent: the stack's `estimate`.
+            ///   - reuse: Reuse identifier; absent: the section's `reuse`; `null` or `""`: never reused.
+            ///   - lane: The lane (`0 … lanes − 1`, 422 otherwise) the item joins instead of the shortest one: `GET /v1/sessions/{id}/layout` names every item's lane when `lanes` > 1, so that posting the layout again gives the same rects although the lanes were decided with earlier sizes.
+            public init(
+                id: Components.Schemas.ItemId,
+                size: Components.Schemas.Size? = nil,
+                reuse: Swift.String? = nil,
+                lane: Swift.Int? = nil
+            ) {
+                self.id = id
+                self.size = size
+                self.reuse = reuse
+                self.lane = lane
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case size
+                case reuse
+                case lane
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.size = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .size
+                )
+                self.reuse = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reuse
+                )
+                self.lane = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .lane
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "size",
+                    "reuse",
+                    "lane"
+                ])
+            }
+        }
+        /// A stack (API.md "Stacks"): items with their own ids that flow along the layout's axis, each where the previous item of its lane ends. Along y (x swaps the roles) item rects are `[laneX, y, w, h]` with `y` the end of the previous item of the same lane plus `spacing` (the section's origin for a lane's first item), `laneX = origin.x + lane × (laneSize + spacing)`. Each item joins the lane whose end is shortest when it is added (the lowest index on a tie), with the sizes known then, and keeps it afterwards. A stack's extent along the axis is its longest lane. Sizes, `spacing` and `laneSize` are at most 10¹² points (422 otherwise). Its items can be edited later, per session, with `PATCH /v1/sessions/{id}/layout`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackSection`.
+        public struct StackSection: Codable, Hashable, Sendable {
+            /// The items, in order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/items`.
+            public var items: [Components.Schemas.StackItem]
+            /// The size of items without `size` (required when some item has none: 422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/estimate`.
+            public var estimate: Components.Schemas.Size?
+            /// Points between consecutive items of a lane, and between lanes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/spacing`.
+            public var spacing: Swift.Double?
+            /// Lanes across the axis (a masonry when more than 1; outside 1…64: 422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/lanes`.
+            public var lanes: Swift.Int?
+            /// A lane's size across the axis; default the cross size of `estimate`, else of the first item.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackSection/laneSize`.
+            public var laneSize: Swift.Double?
+            /// Creates a new `StackSection`.
+            ///
+            /// - Parameters:
+            ///   - items: The items, in order.
+            ///   - estimate: The size of items without `size` (required when some item has none: 422).
+            ///   - spacing: Points between consecutive items of a lane, and between lanes.
+            ///   - lanes: Lanes across the axis (a masonry when more than 1; outside 1…64: 422).
+            ///   - laneSize: A lane's size across the axis; default the cross size of `estimate`, else of the first item.
+            public init(
+                items: [Components.Schemas.StackItem],
+                estimate: Components.Schemas.Size? = nil,
+                spacing: Swift.Double? = nil,
+                lanes: Swift.Int? = nil,
+                laneSize: Swift.Double? = nil
+            ) {
+                self.items = items
+                self.estimate = estimate
+                self.spacing = spacing
+                self.lanes = lanes
+                self.laneSize = laneSize
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case estimate
+                case spacing
+                case lanes
+                case laneSize
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.StackItem].self,
+                    forKey: .items
+                )
+                self.estimate = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .estimate
+                )
+                self.spacing = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .spacing
+                )
+                self.lanes = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .lanes
+                )
+                self.laneSize = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .laneSize
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "estimate",
+                    "spacing",
+                    "lanes",
+                    "laneSize"
+                ])
+            }
+        }
+        /// A section of a stack (`stack`), see `Section` and `StackSection`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/SectionWithStack`.
+        public struct SectionWithStack: Codable, Hashable, Sendable {
+            /// Section id: `insert` names the stack by it (`at` with `section`). Default: the section's position in `sections`. Unique among generated and stack sections (422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SectionWithStack/id`.
+            public var id: Swift.String?
+            /// Reuse identifier of the stack's items that do not name one (absent, `null` or `""`: never reused).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SectionWithStack/reuse`.
+            public var reuse: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/SectionWithStack/stack`.
+            public var stack: Components.Schemas.StackSection
+            /// Creates a new `SectionWithStack`.
+            ///
+            /// - Parameters:
+            ///   - id: Section id: `insert` names the stack by it (`at` with `section`). Default: the section's position in `sections`. Unique among generated and stack sections (422).
+            ///   - reuse: Reuse identifier of the stack's items that do not name one (absent, `null` or `""`: never reused).
+            ///   - stack:
+            public init(
+                id: Swift.String? = nil,
+                reuse: Swift.String? = nil,
+                stack: Components.Schemas.StackSection
+            ) {
+                self.id = id
+                self.reuse = reuse
+                self.stack = stack
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case reuse
+                case stack
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.reuse = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reuse
+                )
+                self.stack = try container.decode(
+                    Components.Schemas.StackSection.self,
+                    forKey: .stack
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "reuse",
+                    "stack"
+                ])
+            }
+        }
+        /// A measured size for an item of a stack; the item keeps its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackResize`.
+        public struct StackResize: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackResize/id`.
+            public var id: Components.Schemas.ItemId
+            /// - Remark: Generated from `#/components/schemas/StackResize/size`.
+            public var size: Components.Schemas.Size
+            /// Creates a new `StackResize`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - size:
+            public init(
+                id: Components.Schemas.ItemId,
+                size: Components.Schemas.Size
+            ) {
+                self.id = id
+                self.size = size
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case size
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.size = try container.decode(
+                    Components.Schemas.Size.self,
+                    forKey: .size
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "size"
+                ])
+            }
+        }
+        /// An item to insert: an id new to the layout, its measured size (absent: the stack's `estimate`, 422 when it has none), its reuse identifier (absent: the stack's; `null` or `""`: never reused).
+        ///
+        /// - Remark: Generated from `#/components/schemas/NewStackItem`.
+        public struct NewStackItem: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/NewStackItem/id`.
+            public var id: Components.Schemas.ItemId
+            /// - Remark: Generated from `#/components/schemas/NewStackItem/size`.
+            public var size: Components.Schemas.Size?
+            /// Reuse identifier; absent: the stack's.
+            ///
+            /// - Remark: Generated from `#/components/schemas/NewStackItem/reuse`.
+            public var reuse: Swift.String?
+            /// Creates a new `NewStackItem`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - size:
+            ///   - reuse: Reuse identifier; absent: the stack's.
+            public init(
+                id: Components.Schemas.ItemId,
+                size: Components.Schemas.Size? = nil,
+                reuse: Swift.String? = nil
+            ) {
+                self.id = id
+                self.size = size
+                self.reuse = reuse
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case size
+                case reuse
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .id
+                )
+                self.size = try container.decodeIfPresent(
+                    Components.Schemas.Size.self,
+                    forKey: .size
+                )
+                self.reuse = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .reuse
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "size",
+                    "reuse"
+                ])
+            }
+        }
+        /// Inserts items before an item of a stack, in its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsertBefore`.
+        public struct StackInsertBefore: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsertBefore/before`.
+            public var before: Components.Schemas.ItemId
+            /// The items, inserted in this order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertBefore/items`.
+            public var items: [Components.Schemas.NewStackItem]
+            /// Creates a new `StackInsertBefore`.
+            ///
+            /// - Parameters:
+            ///   - before:
+            ///   - items: The items, inserted in this order.
+            public init(
+                before: Components.Schemas.ItemId,
+                items: [Components.Schemas.NewStackItem]
+            ) {
+                self.before = before
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case before
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.before = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .before
+                )
+                self.items = try container.decode(
+                    [Components.Schemas.NewStackItem].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "before",
+                    "items"
+                ])
+            }
+        }
+        /// Inserts items after an item of a stack, in its lane.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsertAfter`.
+        public struct StackInsertAfter: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsertAfter/after`.
+            public var after: Components.Schemas.ItemId
+            /// The items, inserted in this order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertAfter/items`.
+            public var items: [Components.Schemas.NewStackItem]
+            /// Creates a new `StackInsertAfter`.
+            ///
+            /// - Parameters:
+            ///   - after:
+            ///   - items: The items, inserted in this order.
+            public init(
+                after: Components.Schemas.ItemId,
+                items: [Components.Schemas.NewStackItem]
+            ) {
+                self.after = after
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case after
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.after = try container.decode(
+                    Components.Schemas.ItemId.self,
+                    forKey: .after
+                )
+                self.items = try container.decode(
+                    [Components.Schemas.NewStackItem].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "after",
+                    "items"
+                ])
+            }
+        }
+        /// Inserts items at the start of the stack named by `section` (in the lane of its first item, lane 0 when it is empty) or at its end (each in the lane shortest when it is added).
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsertAt`.
+        public struct StackInsertAt: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/at`.
+            @frozen public enum AtPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case start = "start"
+                case end = "end"
+            }
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/at`.
+            public var at: Components.Schemas.StackInsertAt.AtPayload
+            /// The stack section's id (422 when no stack has it).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/section`.
+            public var section: Swift.String
+            /// The items, inserted in this order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StackInsertAt/items`.
+            public var items: [Components.Schemas.NewStackItem]
+            /// Creates a new `StackInsertAt`.
+            ///
+            /// - Parameters:
+            ///   - at:
+            ///   - section: The stack section's id (422 when no stack has it).
+            ///   - items: The items, inserted in this order.
+            public init(
+                at: Components.Schemas.StackInsertAt.AtPayload,
+                section: Swift.String,
+                items: [Components.Schemas.NewStackItem]
+            ) {
+                self.at = at
+                self.section = section
+                self.items = items
+            }
+            public enum CodingKeys: String, CodingKey {
+                case at
+                case section
+                case items
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.at = try container.decode(
+                    Components.Schemas.StackInsertAt.AtPayload.self,
+                    forKey: .at
+                )
+                self.section = try container.decode(
+                    Swift.String.self,
+                    forKey: .section
+                )
+                self.items = try container.decode(
+                    [Components.Schemas.NewStackItem].self,
+                    forKey: .items
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "at",
+                    "section",
+                    "items"
+                ])
+            }
+        }
+        /// Where inserted items go: exactly one of `before`, `after` (an item id) or `at` (with `section`); otherwise a 400.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StackInsert`.
+        @frozen public enum StackInsert: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StackInsert/case1`.
+            case StackInsertBefore(Components.Schemas.StackInsertBefore)
+            /// - Remark: Generated from `#/components/schemas/StackInsert/case2`.
+            case StackInsertAfter(Components.Schemas.StackInsertAfter)
+            /// - Remark: Generated from `#/components/schemas/StackInsert/case3`.
+            case StackInsertAt(Components.Schemas.StackInsertAt)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .StackInsertBefore(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .StackInsertAfter(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .StackInsertAt(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .StackInsertBefore(value):
+                    try value.encode(to: encoder)
+                case let .StackInsertAfter(value):
+                    try value.encode(to: encoder)
+                case let .StackInsertAt(value):
+                    try value.encode(to: encoder)
+                }
+            }
+        }
+        /// `visible`: the first item on screen (the viewport without buffer, in the previous layout's order) that survives the edit stays exactly where it was on screen (the offset shifts on both axes, not clamped), so sizes measured above the viewport or history inserted above it move nothing the user sees. `end`: when the viewport was at the end of the content along the axis (within 1 point of the largest offset of the scrollable range) it stays at the new end, clamped to the new range (a chat following new messages); otherwise as `visible`. `none`: the offset stays.
+        ///
+        /// - Remark: Generated from `#/components/schemas/EditAnchor`.
+        @frozen public enum EditAnchor: String, Codable, Hashable, Sendable, CaseIterable {
+            case visible = "visible"
+            case end = "end"
+            case none = "none"
+        }
+        /// Body of `PATCH /v1/sessions/{id}/layout`: edits of the stacks of the session's layout, applied in this order: `resize`, `insert` (in list order: an item inserted earlier in the list can be named later), `remove`. Every id they name must be an item of a stack; an unknown id, a new id already in the layout (explicit, generated or stack item), or an item of another section kind is a 422 naming it, and nothing changes.
+        ///
+        /// - Remark: Generated from `#/components/schemas/LayoutEdit`.
+        public struct LayoutEdit: Codable, Hashable, Sendable {
+            /// Measured sizes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/resize`.
+            public var resize: [Components.Schemas.StackResize]?
+            /// Items to insert.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/insert`.
+            public var insert: [Components.Schemas.StackInsert]?
+            /// Items to take out.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/remove`.
+            public var remove: [Components.Schemas.ItemId]?
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/anchor`.
+            public var anchor: Components.Schemas.EditAnchor?
+            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LayoutEdit/seq`.
+            public var seq: Swift.Int?
+            /// Creates a new `LayoutEdit`.
+            ///
+            /// - Parameters:
+            ///   - resize: Measured sizes.
+            ///   - insert: Items to insert.
+            ///   - remove: Items to take out.
+            ///   - anchor:
+            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409.
+            public init(
+                resize: [Components.Schemas.StackResize]? = nil,
+                insert: [Components.Schemas.StackInsert]? = nil,
+                remove: [Components.Schemas.ItemId]? = nil,
+                anchor: Components.Schemas.EditAnchor? = nil,
+                seq: Swift.Int? = nil
+            ) {
+                self.resize = resize
+                self.insert = insert
+                self.remove = remove
+                self.anchor = anchor
+                self.seq = seq
+            }
+            public enum CodingKeys: String, CodingKey {
+                case resize
+                case insert
+                case remove
+                case anchor
+                case seq
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.resize = try container.decodeIfPresent(
+                    [Components.Schemas.StackResize].self,
+                    forKey: .resize
+                )
+                self.insert = try container.decodeIfPresent(
+                    [Components.Schemas.StackInsert].self,
+                    forKey: .insert
+                )
+                self.remove = try container.decodeIfPresent(
+                    [Components.Schemas.ItemId].self,
+                    forKey: .remove
+                )
+                self.anchor = try container.decodeIfPresent(
+                    Components.Schemas.EditAnchor.self,
+                    forKey: .anchor
+                )
+                self.seq = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .seq
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "resize",
+                    "insert",
+                    "remove",
+                    "anchor",
+                    "seq"
+                ])
+            }
+        }
+        /// A line of an update stream, or a WebSocket message, that edits the session's layout: the body of `PATCH /v1/sessions/{id}/layout` under `patch` (its only key), applied in order with the updates around it and answered by its plan.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PatchMessage`.
+        public struct PatchMessage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PatchMessage/patch`.
+            public var patch: Components.Schemas.LayoutEdit
+            /// Creates a new `PatchMessage`.
+            ///
+            /// - Parameters:
+            ///   - patch:
+            public init(patch: Components.Schemas.LayoutEdit) {
+                self.patch = patch
+            }
+            public enum CodingKeys: String, CodingKey {
+                case patch
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.patch = try container.decode(
+                    Components.Schemas.LayoutEdit.self,
+                    forKey: .patch
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "patch"
+                ])
+            }
+        }
+        /// One line of an update stream (or one WebSocket message): a viewport update, or an edit of the session's layout.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StreamMessage`.
+        @frozen public enum StreamMessage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StreamMessage/case1`.
+            case ViewportUpdate(Components.Schemas.ViewportUpdate)
+            /// - Remark: Generated from `#/components/schemas/StreamMessage/case2`.
+            case PatchMessage(Components.Schemas.PatchMessage)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .ViewportUpdate(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .PatchMessage(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .ViewportUpdate(value):
+                    try value.encode(to: encoder)
+                case let .PatchMessage(value):
+                    try value.encode(to: encoder)
+                }
             }
         }
     }

@@ -532,14 +532,14 @@ public enum Operations {
             public struct ServiceUnavailable: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/layouts/POST/responses/503/headers`.
                 public struct Headers: Sendable, Hashable {
-                    /// Seconds to wait, when the server is busy reading other bodies.
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     ///
                     /// - Remark: Generated from `#/paths/v1/layouts/POST/responses/503/headers/Retry-After`.
                     public var retryAfter: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
-                    ///   - retryAfter: Seconds to wait, when the server is busy reading other bodies.
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     public init(retryAfter: Swift.String? = nil) {
                         self.retryAfter = retryAfter
                     }
@@ -578,7 +578,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.
+            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/layouts/post(storeLayout)/responses/503`.
             ///
@@ -861,6 +861,22 @@ public enum Operations {
                 }
             }
             public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/layouts/{id}/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/layouts/{id}/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetLayout.Output.ServiceUnavailable.Headers
                 /// - Remark: Generated from `#/paths/v1/layouts/{id}/GET/responses/503/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/layouts/{id}/GET/responses/503/content/application\/problem+json`.
@@ -883,12 +899,17 @@ public enum Operations {
                 /// Creates a new `ServiceUnavailable`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.GetLayout.Output.ServiceUnavailable.Body) {
+                public init(
+                    headers: Operations.GetLayout.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.GetLayout.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// viewportd is shutting down.
+            /// viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/layouts/{id}/get(getLayout)/responses/503`.
             ///
@@ -1391,14 +1412,14 @@ public enum Operations {
             public struct ServiceUnavailable: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/sessions/POST/responses/503/headers`.
                 public struct Headers: Sendable, Hashable {
-                    /// Seconds to wait, when the server is busy reading other bodies.
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     ///
                     /// - Remark: Generated from `#/paths/v1/sessions/POST/responses/503/headers/Retry-After`.
                     public var retryAfter: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
-                    ///   - retryAfter: Seconds to wait, when the server is busy reading other bodies.
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     public init(retryAfter: Swift.String? = nil) {
                         self.retryAfter = retryAfter
                     }
@@ -1437,7 +1458,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.
+            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/post(openSession)/responses/503`.
             ///
@@ -1720,6 +1741,22 @@ public enum Operations {
                 }
             }
             public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetSession.Output.ServiceUnavailable.Headers
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/GET/responses/503/content/application\/problem+json`.
@@ -1742,12 +1779,17 @@ public enum Operations {
                 /// Creates a new `ServiceUnavailable`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.GetSession.Output.ServiceUnavailable.Body) {
+                public init(
+                    headers: Operations.GetSession.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.GetSession.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// viewportd is shutting down.
+            /// viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/get(getSession)/responses/503`.
             ///
@@ -2014,6 +2056,22 @@ public enum Operations {
                 }
             }
             public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/DELETE/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/DELETE/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.CloseSession.Output.ServiceUnavailable.Headers
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/DELETE/responses/503/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/DELETE/responses/503/content/application\/problem+json`.
@@ -2036,12 +2094,17 @@ public enum Operations {
                 /// Creates a new `ServiceUnavailable`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.CloseSession.Output.ServiceUnavailable.Body) {
+                public init(
+                    headers: Operations.CloseSession.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.CloseSession.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// viewportd is shutting down.
+            /// viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/delete(closeSession)/responses/503`.
             ///
@@ -2097,7 +2160,7 @@ public enum Operations {
     }
     /// Apply viewport updates
     ///
-    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).
+    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent). A line (or WebSocket message) `{"patch": {…}}` is an edit of the session's layout, exactly the body of `PATCH /v1/sessions/{id}/layout`, applied in order with the updates around it and answered by its plan.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/viewport`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)`.
@@ -2433,7 +2496,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `seq` does not follow the session's last sequence number; the problem carries the current `seq`.
+            /// `seq` does not follow the session's last sequence number; the problem carries the current `seq`. With a shared store, a `seq` ahead of the session's (the instance that held it stopped before writing its last updates) also carries `"resync": true`: send `POST /v1/sessions/{id}/resync`.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)/responses/409`.
             ///
@@ -2612,14 +2675,14 @@ public enum Operations {
             public struct ServiceUnavailable: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/viewport/POST/responses/503/headers`.
                 public struct Headers: Sendable, Hashable {
-                    /// Seconds to wait, when the server is busy reading other bodies.
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     ///
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/viewport/POST/responses/503/headers/Retry-After`.
                     public var retryAfter: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
-                    ///   - retryAfter: Seconds to wait, when the server is busy reading other bodies.
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     public init(retryAfter: Swift.String? = nil) {
                         self.retryAfter = retryAfter
                     }
@@ -2658,7 +2721,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.
+            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)/responses/503`.
             ///
@@ -2719,6 +2782,919 @@ public enum Operations {
                 [
                     .json,
                     .applicationXNdjson,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// A session's current layout
+    ///
+    /// The session's layout as it is now, edits included, in a form that posted again (`POST /v1/layouts`) gives the same rects: a layout with stacks in the sections form (`axis`, `insets`, `spacing`, `sections`; each stack with its items, `size` only for measured items, `reuse` where it is not the section's, and `lane` on every item when `lanes` > 1, so lanes decided with earlier sizes stay; `contentSize` only when the layout was posted with one), any other layout in the items form with its content size. Without edits it is the stored layout (posted again, the same id). The stored layout and other sessions on it never see a session's edits.
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)`.
+    public enum GetSessionLayout {
+        public static let id: Swift.String = "getSessionLayout"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// The session id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/path/id`.
+                public var id: Components.Schemas.SessionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The session id.
+                public init(id: Components.Schemas.SessionId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.GetSessionLayout.Input.Path
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSessionLayout.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetSessionLayout.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetSessionLayout.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.GetSessionLayout.Input.Path,
+                headers: Operations.GetSessionLayout.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Layout)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Layout {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSessionLayout.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.GetSessionLayout.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The layout.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetSessionLayout.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.GetSessionLayout.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/401/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// `Bearer`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/401/headers/WWW-Authenticate`.
+                    public var wwwAuthenticate: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - wwwAuthenticate: `Bearer`.
+                    public init(wwwAuthenticate: Swift.String) {
+                        self.wwwAuthenticate = wwwAuthenticate
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetSessionLayout.Output.Unauthorized.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/401/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem401)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem401 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSessionLayout.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetSessionLayout.Output.Unauthorized.Headers,
+                    body: Operations.GetSessionLayout.Output.Unauthorized.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.GetSessionLayout.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Operations.GetSessionLayout.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/404/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem404)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem404 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSessionLayout.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.GetSessionLayout.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// Unknown, closed or expired session.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.GetSessionLayout.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Operations.GetSessionLayout.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/GET/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem503)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem503 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetSessionLayout.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.GetSessionLayout.Output.ServiceUnavailable.Body) {
+                    self.body = body
+                }
+            }
+            /// viewportd is shutting down.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.GetSessionLayout.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Operations.GetSessionLayout.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Edit the stacks of a session's layout
+    ///
+    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    ///
+    /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
+    ///
+    /// The edit belongs to the session: the stored layout and other sessions on it do not change (`GET /v1/sessions/{id}` keeps the stored layout's id in `layout` and counts the edits in `edits`; `GET /v1/sessions/{id}/layout` answers the session's version). Its cost grows with the edits and the views they touch, not with the layout (a PATCH of 10 sizes on a 1,000,000-item stack takes about 11 µs in the core). An inserted id is new to the layout; a removed item's id may be inserted again. A looping session cannot edit its layout (422). The same edit can be sent as a line `{"patch": {…}}` of an update stream or as a WebSocket message. The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).
+    ///
+    /// - Remark: HTTP `PATCH /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)`.
+    public enum EditLayout {
+        public static let id: Swift.String = "editLayout"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/path`.
+            public struct Path: Sendable, Hashable {
+                /// The session id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/path/id`.
+                public var id: Components.Schemas.SessionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The session id.
+                public init(id: Components.Schemas.SessionId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.EditLayout.Input.Path
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.EditLayout.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.EditLayout.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.EditLayout.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/requestBody/content/application\/json`.
+                case json(Components.Schemas.LayoutEdit)
+            }
+            public var body: Operations.EditLayout.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.EditLayout.Input.Path,
+                headers: Operations.EditLayout.Input.Headers = .init(),
+                body: Operations.EditLayout.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Plan)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Plan {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The plan of the edit.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.EditLayout.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.EditLayout.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/400/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem400)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem400 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// The body is not valid JSON, has wrong types, unknown or missing fields, an insert without exactly one of `before`, `after`, `at` (or `at` without `section`), an `anchor` outside the enumeration, or a non-finite number.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.EditLayout.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Operations.EditLayout.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/401/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// `Bearer`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/401/headers/WWW-Authenticate`.
+                    public var wwwAuthenticate: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - wwwAuthenticate: `Bearer`.
+                    public init(wwwAuthenticate: Swift.String) {
+                        self.wwwAuthenticate = wwwAuthenticate
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.EditLayout.Output.Unauthorized.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/401/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem401)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem401 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.EditLayout.Output.Unauthorized.Headers,
+                    body: Operations.EditLayout.Output.Unauthorized.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.EditLayout.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Operations.EditLayout.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/404/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem404)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem404 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// Unknown, closed or expired session.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.EditLayout.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Operations.EditLayout.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Conflict: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/409/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/409/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.SequenceProblem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.SequenceProblem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.Conflict.Body
+                /// Creates a new `Conflict`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.Conflict.Body) {
+                    self.body = body
+                }
+            }
+            /// `seq` does not follow the session's last sequence number; the problem carries the current `seq`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Operations.EditLayout.Output.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Operations.EditLayout.Output.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct ContentTooLarge: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/413/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/413/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem413)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem413 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.ContentTooLarge.Body
+                /// Creates a new `ContentTooLarge`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.ContentTooLarge.Body) {
+                    self.body = body
+                }
+            }
+            /// The body is larger than `http.maxBodyBytes`, or the inserts would make the layout larger than `layouts.maxItems`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Operations.EditLayout.Output.ContentTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Operations.EditLayout.Output.ContentTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/415/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem415)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem415 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// The body has an unsupported `Content-Type`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.EditLayout.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Operations.EditLayout.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct UnprocessableContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/422/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/422/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem422)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem422 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.UnprocessableContent.Body
+                /// Creates a new `UnprocessableContent`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.EditLayout.Output.UnprocessableContent.Body) {
+                    self.body = body
+                }
+            }
+            /// Well-formed but invalid: an id that is no item of the layout, an item of another section kind, a new id already in the layout, an unknown stack section, a size that is not finite, negative or over 10¹² points, an inserted item without a size in a stack without an estimate, a layout without stacks, a looping session. The detail names the field (`resize[0].id`, `insert[1].items[0].size`, `remove[2]`).
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Operations.EditLayout.Output.UnprocessableContent)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Operations.EditLayout.Output.UnprocessableContent {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait, when the server is busy reading other bodies.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait, when the server is busy reading other bodies.
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.EditLayout.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PATCH/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem503)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem503 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.EditLayout.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.EditLayout.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.EditLayout.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.EditLayout.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Operations.EditLayout.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
                     .applicationProblemJson
                 ]
             }
@@ -3036,7 +4012,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// `seq` does not follow the session's last sequence number; the problem carries the current `seq`.
+            /// `seq` does not follow the session's last sequence number; the problem carries the current `seq`. With a shared store, a `seq` ahead of the session's (the instance that held it stopped before writing its last updates) also carries `"resync": true`: send `POST /v1/sessions/{id}/resync`.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/put(changeLayout)/responses/409`.
             ///
@@ -3266,14 +4242,14 @@ public enum Operations {
             public struct ServiceUnavailable: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PUT/responses/503/headers`.
                 public struct Headers: Sendable, Hashable {
-                    /// Seconds to wait, when the server is busy reading other bodies.
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     ///
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/layout/PUT/responses/503/headers/Retry-After`.
                     public var retryAfter: Swift.String?
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
-                    ///   - retryAfter: Seconds to wait, when the server is busy reading other bodies.
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
                     public init(retryAfter: Swift.String? = nil) {
                         self.retryAfter = retryAfter
                     }
@@ -3312,7 +4288,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later.
+            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/put(changeLayout)/responses/503`.
             ///
@@ -3374,7 +4350,7 @@ public enum Operations {
     }
     /// Live viewport updates and plans over a WebSocket
     ///
-    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST would answer. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
+    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — or an edit of the session's layout, `{"patch": {…}}` with exactly the body of `PATCH /v1/sessions/{id}/layout` (schema `PatchMessage`), and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST or PATCH would answer. A live client can so interleave measured sizes with scroll offsets on one connection. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
     ///
     /// A message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `"message": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 "session ended".
     ///
@@ -3763,6 +4739,22 @@ public enum Operations {
                 }
             }
             public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/socket/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/socket/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.OpenSocket.Output.ServiceUnavailable.Headers
                 /// - Remark: Generated from `#/paths/v1/sessions/{id}/socket/GET/responses/503/content`.
                 @frozen public enum Body: Sendable, Hashable {
                     /// - Remark: Generated from `#/paths/v1/sessions/{id}/socket/GET/responses/503/content/application\/problem+json`.
@@ -3785,12 +4777,17 @@ public enum Operations {
                 /// Creates a new `ServiceUnavailable`.
                 ///
                 /// - Parameters:
+                ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
-                public init(body: Operations.OpenSocket.Output.ServiceUnavailable.Body) {
+                public init(
+                    headers: Operations.OpenSocket.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.OpenSocket.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
                     self.body = body
                 }
             }
-            /// viewportd is shutting down.
+            /// viewportd is shutting down. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/socket/get(openSocket)/responses/503`.
             ///
@@ -3846,7 +4843,7 @@ public enum Operations {
     }
     /// Liveness
     ///
-    /// Never needs authorization.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -4483,6 +5480,766 @@ public enum Operations {
             /// - Throws: An error if `self` is not `.serviceUnavailable`.
             /// - SeeAlso: `.serviceUnavailable`.
             public var serviceUnavailable: Operations.Openapi.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Adopt the client's views (after a 409 with resync)
+    ///
+    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
+    public enum ResyncSession {
+        public static let id: Swift.String = "resyncSession"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// The session id.
+                ///
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/path/id`.
+                public var id: Components.Schemas.SessionId
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The session id.
+                public init(id: Components.Schemas.SessionId) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.ResyncSession.Input.Path
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ResyncSession.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ResyncSession.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.ResyncSession.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ResyncRequest)
+            }
+            public var body: Operations.ResyncSession.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            public init(
+                path: Operations.ResyncSession.Input.Path,
+                headers: Operations.ResyncSession.Input.Headers = .init(),
+                body: Operations.ResyncSession.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.SessionState)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.SessionState {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.ResyncSession.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The state the session adopted, as `GET /v1/sessions/{id}` answers it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ResyncSession.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.ResyncSession.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/400/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/400/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem400)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem400 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.ResyncSession.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// The body is not valid JSON, has wrong types, an unknown field, or misses `seq`, `offset` or `visible`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Operations.ResyncSession.Output.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Operations.ResyncSession.Output.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Unauthorized: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/401/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// `Bearer`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/401/headers/WWW-Authenticate`.
+                    public var wwwAuthenticate: Swift.String
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - wwwAuthenticate: `Bearer`.
+                    public init(wwwAuthenticate: Swift.String) {
+                        self.wwwAuthenticate = wwwAuthenticate
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ResyncSession.Output.Unauthorized.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/401/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/401/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem401)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem401 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.Unauthorized.Body
+                /// Creates a new `Unauthorized`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ResyncSession.Output.Unauthorized.Headers,
+                    body: Operations.ResyncSession.Output.Unauthorized.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// `auth.token` is configured and the `Authorization: Bearer …` header is missing or wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Operations.ResyncSession.Output.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Operations.ResyncSession.Output.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct NotFound: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/404/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/404/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem404)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem404 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.NotFound.Body
+                /// Creates a new `NotFound`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.ResyncSession.Output.NotFound.Body) {
+                    self.body = body
+                }
+            }
+            /// Unknown, closed or expired session.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Operations.ResyncSession.Output.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Operations.ResyncSession.Output.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct ContentTooLarge: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/413/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/413/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem413)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem413 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.ContentTooLarge.Body
+                /// Creates a new `ContentTooLarge`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.ResyncSession.Output.ContentTooLarge.Body) {
+                    self.body = body
+                }
+            }
+            /// The body is larger than `http.maxBodyBytes`, or the layout has more items than `layouts.maxItems`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Operations.ResyncSession.Output.ContentTooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            public var contentTooLarge: Operations.ResyncSession.Output.ContentTooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct UnsupportedMediaType: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/415/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/415/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem415)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem415 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.UnsupportedMediaType.Body
+                /// Creates a new `UnsupportedMediaType`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.ResyncSession.Output.UnsupportedMediaType.Body) {
+                    self.body = body
+                }
+            }
+            /// The body has an unsupported `Content-Type`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Operations.ResyncSession.Output.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Operations.ResyncSession.Output.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct UnprocessableContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/422/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/422/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem422)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem422 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.UnprocessableContent.Body
+                /// Creates a new `UnprocessableContent`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.ResyncSession.Output.UnprocessableContent.Body) {
+                    self.body = body
+                }
+            }
+            /// An id that is not an item of the session's layout, a handle that is not positive or is used twice, a pooled view whose item has another reuse identifier, a non-finite offset, a negative viewport. Nothing changes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Operations.ResyncSession.Output.UnprocessableContent)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Operations.ResyncSession.Output.UnprocessableContent {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait before retrying (on every 503 but a shutdown's, where another instance answers at once).
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ResyncSession.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/sessions/{id}/resync/POST/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem503)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem503 {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ResyncSession.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ResyncSession.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.ResyncSession.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// viewportd is shutting down; or, with `Retry-After: 1`, it is already reading as many JSON bodies as `http.maxBufferedBodyBytes` allows (sent before the body is read, or as a chunked body grows past it; the connection closes). Retry later. With a shared store (`store.url`), also when the store is needed and does not answer within `store.timeout`, or another instance holds the session and did not hand it over in time (it died: wait for its lease to end): `Retry-After` says how long.
+            ///
+            /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.ResyncSession.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Operations.ResyncSession.Output.ServiceUnavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Readiness
+    ///
+    /// Never needs authorization. 200 while this instance can serve: without a shared store always; with one (`store.url`), while the store answers. For a load balancer's or Kubernetes' readiness probe (liveness: `/healthz`).
+    ///
+    /// - Remark: HTTP `GET /readyz`.
+    /// - Remark: Generated from `#/paths//readyz/get(ready)`.
+    public enum Ready {
+        public static let id: Swift.String = "ready"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/readyz/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Ready.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Ready.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.Ready.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.Ready.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/readyz/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/readyz/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Health)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Health {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.Ready.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.Ready.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Ready.
+            ///
+            /// - Remark: Generated from `#/paths//readyz/get(ready)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Ready.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.Ready.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct ServiceUnavailable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/readyz/GET/responses/503/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// Seconds to wait.
+                    ///
+                    /// - Remark: Generated from `#/paths/readyz/GET/responses/503/headers/Retry-After`.
+                    public var retryAfter: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - retryAfter: Seconds to wait.
+                    public init(retryAfter: Swift.String? = nil) {
+                        self.retryAfter = retryAfter
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.Ready.Output.ServiceUnavailable.Headers
+                /// - Remark: Generated from `#/paths/readyz/GET/responses/503/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/readyz/GET/responses/503/content/application\/json`.
+                    case json(Components.Schemas.Health)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Health {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/readyz/GET/responses/503/content/application\/problem+json`.
+                    case applicationProblemJson(Components.Schemas.Problem)
+                    /// The associated value of the enum case if `self` is `.applicationProblemJson`.
+                    ///
+                    /// - Throws: An error if `self` is not `.applicationProblemJson`.
+                    /// - SeeAlso: `.applicationProblemJson`.
+                    public var applicationProblemJson: Components.Schemas.Problem {
+                        get throws {
+                            switch self {
+                            case let .applicationProblemJson(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "application/problem+json",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.Ready.Output.ServiceUnavailable.Body
+                /// Creates a new `ServiceUnavailable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.Ready.Output.ServiceUnavailable.Headers = .init(),
+                    body: Operations.Ready.Output.ServiceUnavailable.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The shared store does not answer (with `Retry-After`), or viewportd is shutting down (a problem).
+            ///
+            /// - Remark: Generated from `#/paths//readyz/get(ready)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Operations.Ready.Output.ServiceUnavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Operations.Ready.Output.ServiceUnavailable {
                 get throws {
                     switch self {
                     case let .serviceUnavailable(response):

@@ -48,11 +48,29 @@ public protocol APIProtocol: Sendable {
     func closeSession(_ input: Operations.CloseSession.Input) async throws -> Operations.CloseSession.Output
     /// Apply viewport updates
     ///
-    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).
+    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent). A line (or WebSocket message) `{"patch": {…}}` is an edit of the session's layout, exactly the body of `PATCH /v1/sessions/{id}/layout`, applied in order with the updates around it and answered by its plan.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/viewport`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)`.
     func updateViewport(_ input: Operations.UpdateViewport.Input) async throws -> Operations.UpdateViewport.Output
+    /// A session's current layout
+    ///
+    /// The session's layout as it is now, edits included, in a form that posted again (`POST /v1/layouts`) gives the same rects: a layout with stacks in the sections form (`axis`, `insets`, `spacing`, `sections`; each stack with its items, `size` only for measured items, `reuse` where it is not the section's, and `lane` on every item when `lanes` > 1, so lanes decided with earlier sizes stay; `contentSize` only when the layout was posted with one), any other layout in the items form with its content size. Without edits it is the stored layout (posted again, the same id). The stored layout and other sessions on it never see a session's edits.
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)`.
+    func getSessionLayout(_ input: Operations.GetSessionLayout.Input) async throws -> Operations.GetSessionLayout.Output
+    /// Edit the stacks of a session's layout
+    ///
+    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    ///
+    /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
+    ///
+    /// The edit belongs to the session: the stored layout and other sessions on it do not change (`GET /v1/sessions/{id}` keeps the stored layout's id in `layout` and counts the edits in `edits`; `GET /v1/sessions/{id}/layout` answers the session's version). Its cost grows with the edits and the views they touch, not with the layout (a PATCH of 10 sizes on a 1,000,000-item stack takes about 11 µs in the core). An inserted id is new to the layout; a removed item's id may be inserted again. A looping session cannot edit its layout (422). The same edit can be sent as a line `{"patch": {…}}` of an update stream or as a WebSocket message. The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).
+    ///
+    /// - Remark: HTTP `PATCH /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)`.
+    func editLayout(_ input: Operations.EditLayout.Input) async throws -> Operations.EditLayout.Output
     /// Change a session's layout
     ///
     /// Moves the session to another layout (a stored layout's id or an inline layout) and answers a plan. Items are matched by `id`: an item that stays materialized keeps its view, and appears under `move` when its rect changed; items that are gone or no longer materialized leave (recycle or discard); items that now are materialized enter (reuse or create). An item whose reuse identifier changed leaves and enters. With `anchor: "visible"` the offset shifts so that the first item on screen that exists in both layouts stays where it was on screen; the plan's `offset` is the new offset (not clamped). A layout change is an update: it takes the next `seq` (and accepts `seq` like a viewport update: the last one is a retry answering the last plan unchanged, anything but the last or the next is a 409) and counts as phase `idle`. A looping session cannot change its layout (422). The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).
@@ -62,7 +80,7 @@ public protocol APIProtocol: Sendable {
     func changeLayout(_ input: Operations.ChangeLayout.Input) async throws -> Operations.ChangeLayout.Output
     /// Live viewport updates and plans over a WebSocket
     ///
-    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST would answer. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
+    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — or an edit of the session's layout, `{"patch": {…}}` with exactly the body of `PATCH /v1/sessions/{id}/layout` (schema `PatchMessage`), and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST or PATCH would answer. A live client can so interleave measured sizes with scroll offsets on one connection. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
     ///
     /// A message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `"message": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 "session ended".
     ///
@@ -75,7 +93,7 @@ public protocol APIProtocol: Sendable {
     func openSocket(_ input: Operations.OpenSocket.Input) async throws -> Operations.OpenSocket.Output
     /// Liveness
     ///
-    /// Never needs authorization.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -94,6 +112,20 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /openapi.json`.
     /// - Remark: Generated from `#/paths//openapi.json/get(openapi)`.
     func openapi(_ input: Operations.Openapi.Input) async throws -> Operations.Openapi.Output
+    /// Adopt the client's views (after a 409 with resync)
+    ///
+    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
+    func resyncSession(_ input: Operations.ResyncSession.Input) async throws -> Operations.ResyncSession.Output
+    /// Readiness
+    ///
+    /// Never needs authorization. 200 while this instance can serve: without a shared store always; with one (`store.url`), while the store answers. For a load balancer's or Kubernetes' readiness probe (liveness: `/healthz`).
+    ///
+    /// - Remark: HTTP `GET /readyz`.
+    /// - Remark: Generated from `#/paths//readyz/get(ready)`.
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -169,7 +201,7 @@ extension APIProtocol {
     }
     /// Apply viewport updates
     ///
-    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent).
+    /// Applies one viewport update and answers its plan. Sent as `application/x-ndjson`, the body is a stream of updates, one per line; the answer is an NDJSON stream of plans, one per update, in order — the same plans that one request per update would have produced. A bad line answers a problem object carrying `line` on its line and stops the stream; the status is 200. Once 64 KiB of plans are ready or the upload has lasted 50 ms, the answer starts while the upload continues (chunked, `Connection: close`): a client that reads while it sends gets its plans as they are made. Nothing about the session changes on an error. The update examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`; `feed` when absent). A line (or WebSocket message) `{"patch": {…}}` is an edit of the session's layout, exactly the body of `PATCH /v1/sessions/{id}/layout`, applied in order with the updates around it and answered by its plan.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/viewport`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)`.
@@ -179,6 +211,42 @@ extension APIProtocol {
         body: Operations.UpdateViewport.Input.Body
     ) async throws -> Operations.UpdateViewport.Output {
         try await updateViewport(Operations.UpdateViewport.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// A session's current layout
+    ///
+    /// The session's layout as it is now, edits included, in a form that posted again (`POST /v1/layouts`) gives the same rects: a layout with stacks in the sections form (`axis`, `insets`, `spacing`, `sections`; each stack with its items, `size` only for measured items, `reuse` where it is not the section's, and `lane` on every item when `lanes` > 1, so lanes decided with earlier sizes stay; `contentSize` only when the layout was posted with one), any other layout in the items form with its content size. Without edits it is the stored layout (posted again, the same id). The stored layout and other sessions on it never see a session's edits.
+    ///
+    /// - Remark: HTTP `GET /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/get(getSessionLayout)`.
+    public func getSessionLayout(
+        path: Operations.GetSessionLayout.Input.Path,
+        headers: Operations.GetSessionLayout.Input.Headers = .init()
+    ) async throws -> Operations.GetSessionLayout.Output {
+        try await getSessionLayout(Operations.GetSessionLayout.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Edit the stacks of a session's layout
+    ///
+    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    ///
+    /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
+    ///
+    /// The edit belongs to the session: the stored layout and other sessions on it do not change (`GET /v1/sessions/{id}` keeps the stored layout's id in `layout` and counts the edits in `edits`; `GET /v1/sessions/{id}/layout` answers the session's version). Its cost grows with the edits and the views they touch, not with the layout (a PATCH of 10 sizes on a 1,000,000-item stack takes about 11 µs in the core). An inserted id is new to the layout; a removed item's id may be inserted again. A looping session cannot edit its layout (422). The same edit can be sent as a line `{"patch": {…}}` of an update stream or as a WebSocket message. The examples name the session they are sent to (`x-session`, an example of `POST /v1/sessions`).
+    ///
+    /// - Remark: HTTP `PATCH /v1/sessions/{id}/layout`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/layout/patch(editLayout)`.
+    public func editLayout(
+        path: Operations.EditLayout.Input.Path,
+        headers: Operations.EditLayout.Input.Headers = .init(),
+        body: Operations.EditLayout.Input.Body
+    ) async throws -> Operations.EditLayout.Output {
+        try await editLayout(Operations.EditLayout.Input(
             path: path,
             headers: headers,
             body: body
@@ -203,7 +271,7 @@ extension APIProtocol {
     }
     /// Live viewport updates and plans over a WebSocket
     ///
-    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST would answer. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
+    /// Opens a WebSocket (RFC 6455) on the session: the live, full-duplex transport for viewport updates (a UI streaming its scroll offsets, a browser canvas). Each message the client sends (text or binary) is one viewport update — exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json` (schema `ViewportUpdate`) — or an edit of the session's layout, `{"patch": {…}}` with exactly the body of `PATCH /v1/sessions/{id}/layout` (schema `PatchMessage`), and is answered, in order, by one text message: the plan (schema `Plan`), byte for byte what that POST or PATCH would answer. A live client can so interleave measured sizes with scroll offsets on one connection. Updates go through the session's lock like POSTs: sockets and POSTs on one session serialise and share its `seq` (retries and 409 as for POST).
     ///
     /// A message that fails is answered by one text message holding its problem object (the problem+json body the POST would answer, with its `status`, plus `"message": n` counting messages from 1; `seq` on a 409); nothing of it is applied and the socket stays open. When the session is gone (deleted or expired) a message is answered by the 404 problem, then the server closes with code 1000 "session ended".
     ///
@@ -224,7 +292,7 @@ extension APIProtocol {
     }
     /// Liveness
     ///
-    /// Never needs authorization.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -248,6 +316,32 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//openapi.json/get(openapi)`.
     public func openapi(headers: Operations.Openapi.Input.Headers = .init()) async throws -> Operations.Openapi.Output {
         try await openapi(Operations.Openapi.Input(headers: headers))
+    }
+    /// Adopt the client's views (after a 409 with resync)
+    ///
+    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    ///
+    /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
+    /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
+    public func resyncSession(
+        path: Operations.ResyncSession.Input.Path,
+        headers: Operations.ResyncSession.Input.Headers = .init(),
+        body: Operations.ResyncSession.Input.Body
+    ) async throws -> Operations.ResyncSession.Output {
+        try await resyncSession(Operations.ResyncSession.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Readiness
+    ///
+    /// Never needs authorization. 200 while this instance can serve: without a shared store always; with one (`store.url`), while the store answers. For a load balancer's or Kubernetes' readiness probe (liveness: `/healthz`).
+    ///
+    /// - Remark: HTTP `GET /readyz`.
+    /// - Remark: Generated from `#/paths//readyz/get(ready)`.
+    public func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
+        try await ready(Operations.Ready.Input(headers: headers))
     }
 }
 

@@ -1,0 +1,1 @@
+../../Sources/ViewportCore/Layout/TSanMutex.swift
