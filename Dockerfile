@@ -28,6 +28,8 @@ COPY Package.swift ./
 RUN swift package resolve
 
 COPY Sources ./Sources
+# The OpenAPI document and its module (the ViewportOpenAPI target): embedded in the binary.
+COPY openapi ./openapi
 COPY Tests ./Tests
 COPY config ./config
 

@@ -66,9 +66,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The OpenAPI document, served at GET /openapi.json: openapi/viewportd.openapi.json is its
+        // only copy, embedded in the binary by SwiftPM (`.embedInCode`; nothing to regenerate).
+        // A module of its own, in openapi/ where the document lives (resources must be inside
+        // their target's directory): SwiftPM embeds a file as a Swift array literal of one element
+        // per byte, which for this 300 KB document costs about 20 s of CPU to compile in debug and
+        // about a minute in release; here that is paid only when the document changes, not on
+        // every whole-module (release) build of ViewportService.
+        .target(
+            name: "ViewportOpenAPI",
+            path: "openapi",
+            resources: [.embedInCode("viewportd.openapi.json")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ViewportService",
             dependencies: [
+                "ViewportOpenAPI",
                 "ViewportCore",
                 "ViewportHTTP",
                 "ViewportRedis",

@@ -2,10 +2,12 @@
 """Real-browser test of the browser client (GET /client/viewportd.js) and its demo (GET /demo).
 
 Starts a viewportd binary on a free loopback port, opens /demo in headless Chromium (Debian's
-chromium + chromium-driver, driven by Selenium), and scrolls its 100,000-post feed: jumps to
-random positions (scrollTop), flings made of real wheel events (Selenium wheel actions, which
-Chromium receives as input events), and keyboard End/Home. After each scroll settles (no update
-queued or in flight, the last plan's offset is the container's offset) it checks:
+chromium + chromium-driver, driven by Selenium), and scrolls its 100,000-post feed, whose text
+posts are stack items measured as they render: jumps to random positions (scrollTop), flings
+made of real wheel events (Selenium wheel actions, which Chromium receives as input events),
+slow scrolls up into unmeasured posts, and keyboard End/Home. After each scroll settles (no
+message queued or in flight, the last plan's offset is the container's offset, twice 150 ms
+apart) it checks:
 
   - no blank area: elementFromPoint at a grid of points across the viewport each hit an element
     that shows an item ([data-item-id], displayed): FlashList's blank-area measure;
@@ -13,18 +15,36 @@ queued or in flight, the last plan's offset is the container's offset) it checks
   - the session agrees with the DOM (GET /v1/sessions/{id}): views created = elements the page
     ever created, discarded = elements removed, visible = the shown elements (id and view), the
     pools = the hidden elements, seq = the page's seq, peakViews <= 200;
+  - measured rects: the session's layout (GET /v1/sessions/{id}/layout, with the sizes measured
+    so far), laid out by a model of the README's rules, places every shown element where the page
+    shows it and with its rendered height (within 0.5 px): every measurement reached the session;
   - the page reported no error.
+
+And while measurements are answered (the page's _applyPlan is wrapped): the first post on screen
+keeps its screen position through every measurement batch, and when every item a batch measured
+lay above the viewport, every post on screen keeps its position (within 1 px).
 
 It saves a screenshot (default docs/demo.png) and exits 1 on any failure.
 
-Usage: scripts/browser-test.py [--binary PATH] [--seed N] [--jumps N] [--flings N]
-                               [--screenshot PATH] [--keep-going]
-Needs: chromium, chromium-driver (apt), selenium (pip); scripts/install-deps.sh --browser.
+--cluster runs the recovery test instead: scripts/cluster.sh starts redis-server, three viewportd
+instances sharing it and nginx on loopback; the page is opened through nginx, scrolls, and the
+instance that owns its session is killed (kill -9) while the page scrolls on. The page must see
+503s until the dead instance's lease runs out, then a 409 with "resync": true, send again the
+edits the session lost, post /resync with its views and continue: the DOM matches the session
+again (the checks above), and no view handle is created twice (handles created after the
+resync are above every earlier one). When the kill finds nothing unwritten (the instance had
+just flushed), the instance is started again and the kill repeated (at most 3 times).
+
+Usage: scripts/browser-test.py [--binary PATH | --base URL] [--seed N] [--jumps N] [--flings N]
+                               [--screenshot PATH] [--keep-going] [--cluster]
+Needs: chromium, chromium-driver (apt), selenium (pip); scripts/install-deps.sh --browser;
+--cluster also redis-server and nginx (scripts/install-deps.sh --load).
 """
 import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -52,9 +72,12 @@ def free_port():
 def find_binary(given):
     if given:
         return given
-    for path in (os.environ.get("VIEWPORTD"), f"{REPO}/.build/release/viewportd", f"{REPO}/.build/debug/viewportd"):
-        if path and os.access(path, os.X_OK):
-            return path
+    if os.environ.get("VIEWPORTD"):
+        return os.environ["VIEWPORTD"]
+    # The newer build: a release binary left from an earlier build serves an older module.
+    built = [p for p in (f"{REPO}/.build/release/viewportd", f"{REPO}/.build/debug/viewportd") if os.access(p, os.X_OK)]
+    if built:
+        return max(built, key=os.path.getmtime)
     sys.exit("browser-test: no viewportd binary (build one, or pass --binary)")
 
 
@@ -88,12 +111,20 @@ class Server:
         with urllib.request.urlopen(self.base + path, timeout=10) as r:
             return r.status, r.headers.get("Content-Type"), r.read()
 
+    def delete(self, path):
+        request = urllib.request.Request(self.base + path, method="DELETE")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as r:
+                return r.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
     def tail(self):
         with open(self.log.name, encoding="utf-8", errors="replace") as f:
             return "".join(f.readlines()[-20:])
 
     def stop(self):
-        """SIGTERM; the process must exit 0 (API.md "Running")."""
+        """SIGTERM; the process must exit 0 (docs/api.md "Running and configuration")."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -104,6 +135,229 @@ class Server:
                 return None
         os.unlink(self.log.name)
         return self.process.returncode
+
+
+class Running(Server):
+    """A viewportd already running at `base` (--base): nothing is started or stopped."""
+
+    def __init__(self, base):
+        self.base = base.rstrip("/")
+
+    def tail(self):
+        return ""
+
+    def stop(self):
+        return 0
+
+
+NGINX_CONF = """
+worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/nginx-error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    client_max_body_size 128m;
+    client_body_buffer_size 64m;
+    client_body_temp_path {dir}/tmp/body;
+    proxy_temp_path {dir}/tmp/proxy;
+    fastcgi_temp_path {dir}/tmp/fastcgi;
+    uwsgi_temp_path {dir}/tmp/uwsgi;
+    scgi_temp_path {dir}/tmp/scgi;
+    map $http_upgrade $connection_upgrade {{ default upgrade; '' ''; }}
+    server {{
+        listen 127.0.0.1:{port};
+{locations}
+    }}
+}}
+"""
+
+NGINX_LOCATION = """        location /{name}/ {{
+            proxy_pass http://127.0.0.1:{upstream}/;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $host;
+            proxy_buffering off;
+            proxy_next_upstream off;
+            proxy_connect_timeout 2s;
+            proxy_read_timeout 1h;
+        }}"""
+
+
+class Cluster(Server):
+    """The recovery setup: a redis-server, two viewportd instances sharing it (store.url) and an
+    nginx in front that only gives the page one origin for both (viewportd sends no CORS
+    headers): /a/... is instance a, /b/... instance b, nothing else (no routing, no retries).
+    The page talks to one instance (its client's base URL, /a/ or /b/); the test reads the
+    session through that same instance (`current`), kills it with SIGKILL and starts it again."""
+
+    NAMES = ("a", "b")
+
+    def __init__(self, binary):
+        for tool in ("redis-server", "redis-cli"):
+            if shutil.which(tool) is None:
+                raise RuntimeError(f"{tool} is missing (apt-get install redis-server; scripts/install-deps.sh --load)")
+        self.nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        if not os.access(self.nginx, os.X_OK):
+            raise RuntimeError("nginx is missing (apt-get install nginx; scripts/install-deps.sh --load)")
+        self.binary = binary
+        self.dir = tempfile.mkdtemp(prefix="viewportd-browser-cluster-")
+        os.chmod(self.dir, 0o755)  # nginx's workers may run as another user
+        self.processes = {}
+        self.logs = {}
+        self.ports = {name: free_port() for name in self.NAMES}
+        self.current = "a"
+        started = time.monotonic()
+        self.redis_port = free_port()
+        self.spawn("redis", ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--protected-mode", "no", "--loglevel", "warning"])
+        deadline = time.monotonic() + 15
+        while self.redis_cli("PING") != "PONG":
+            if time.monotonic() > deadline or self.processes["redis"].poll() is not None:
+                raise RuntimeError(f"redis-server did not start: {self.tail()}")
+            time.sleep(0.05)
+        for name in self.NAMES:
+            self.start(name)
+        self.front_port = free_port()
+        os.makedirs(os.path.join(self.dir, "tmp"), exist_ok=True)
+        os.chmod(os.path.join(self.dir, "tmp"), 0o777)
+        locations = "\n".join(NGINX_LOCATION.format(name=name, upstream=self.ports[name]) for name in self.NAMES)
+        config = os.path.join(self.dir, "nginx.conf")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write(NGINX_CONF.format(dir=self.dir, port=self.front_port, locations=locations))
+        self.spawn("nginx", [self.nginx, "-p", self.dir, "-e", os.path.join(self.dir, "nginx-error.log"), "-c", config,
+                             "-g", "daemon off;"])
+        self.wait_http(f"http://127.0.0.1:{self.front_port}/a/healthz", "nginx")
+        log(f"cluster: redis-server on {self.redis_port}, viewportd a on {self.ports['a']} and b on {self.ports['b']} "
+            f"(store.leaseTimeout 2 s, store.flushInterval 0.5 s), nginx on {self.front_port} (/a/, /b/) "
+            f"in {time.monotonic() - started:.1f} s")
+
+    @property
+    def base(self):
+        """The instance the page talks to, through the front."""
+        return f"http://127.0.0.1:{self.front_port}/{self.current}"
+
+    def spawn(self, name, argv, env=None):
+        out = open(os.path.join(self.dir, f"{name}.log"), "ab")
+        self.logs[name] = out.name
+        self.processes[name] = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def redis_cli(self, *command):
+        result = subprocess.run(["redis-cli", "-p", str(self.redis_port), *command], capture_output=True, text=True, timeout=10)
+        return result.stdout.strip()
+
+    def wait_http(self, url, what, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{what} did not answer {url} within {timeout} s: {self.tail()}")
+            time.sleep(0.05)
+
+    def start(self, name):
+        """Starts instance `name` on its port (again, after a kill)."""
+        env = dict(os.environ, HTTP_HOST="127.0.0.1", HTTP_PORT=str(self.ports[name]), LOG_LEVEL="info",
+                   STORE_URL=f"redis://127.0.0.1:{self.redis_port}",
+                   # A flush a quarter lease apart (the most allowed): a kill during scrolling
+                   # finds updates not yet written far more often than with the default 0.1 s.
+                   STORE_LEASE_TIMEOUT="2", STORE_FLUSH_INTERVAL="0.5")
+        self.spawn(name, [self.binary], env)
+        self.wait_http(f"http://127.0.0.1:{self.ports[name]}/healthz", f"viewportd {name}")
+
+    def pid(self, name):
+        return self.processes[name].pid
+
+    def kill(self, name):
+        """kill -9 of instance `name`; returns once it is gone."""
+        process = self.processes[name]
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def owner(self, session):
+        """The instance holding the session's lease (viewportd:lease:{id} = <host>-<pid>-<random>|<epoch>,
+        docs/store.md), or the raw value when it is none of ours."""
+        value = self.redis_cli("GET", f"viewportd:lease:{{{session}}}")
+        parts = value.split("|")[0].rsplit("-", 2)
+        pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+        for name in self.NAMES:
+            if self.processes[name].poll() is None and self.processes[name].pid == pid:
+                return name
+        return value
+
+    def tail(self):
+        out = []
+        for name, path in self.logs.items():
+            try:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    out.append(f"{name}: " + "".join(f.readlines()[-8:]))
+            except OSError:
+                pass
+        return "\n".join(out)
+
+    def stop(self):
+        """SIGTERM to the instances (each must exit 0), then nginx and redis."""
+        code = 0
+        for name in ("nginx", *self.NAMES, "redis"):
+            process = self.processes.get(name)
+            if process is None or process.poll() is not None:
+                continue
+            process.send_signal(signal.SIGQUIT if name == "nginx" else signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if name in self.NAMES and process.returncode != 0:
+                log(f"viewportd {name} exited with {process.returncode} after SIGTERM")
+                code = process.returncode or 1
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return code
+
+
+def layout_rects(layout, wanted):
+    """Rects of the `wanted` items of a layout in the sections form (GET /v1/sessions/{id}/layout),
+    by README "Generated layouts" and "Stacks": sections follow each other along y, `spacing`
+    apart, inside `insets`; an items section's rects are relative to its origin and it ends at its
+    items' largest bottom; a one-lane stack's items follow each other, `spacing` apart, each with
+    its size or else the stack's estimate. Only what the demo uses (axis y, one lane)."""
+    if layout.get("axis", "y") != "y":
+        raise AssertionError(f"layout axis {layout.get('axis')}: the model knows only y")
+    top, left = layout.get("insets", [0, 0, 0, 0])[:2]
+    y = top
+    rects = {}
+    for k, section in enumerate(layout["sections"]):
+        if k > 0:
+            y += layout.get("spacing", 0)
+        if "items" in section:
+            end = 0
+            for item in section["items"]:
+                x0, y0, w, h = item["rect"]
+                if item["id"] in wanted:
+                    rects[item["id"]] = [left + x0, y + y0, w, h]
+                end = max(end, y0 + h)
+            y += end
+        elif "stack" in section:
+            stack = section["stack"]
+            if stack.get("lanes", 1) != 1:
+                raise AssertionError("the model knows one-lane stacks only")
+            at = 0
+            for n, item in enumerate(stack["items"]):
+                size = item.get("size", stack.get("estimate"))
+                if n > 0:
+                    at += stack.get("spacing", 0)
+                if item["id"] in wanted:
+                    rects[item["id"]] = [left, y + at, size[0], size[1]]
+                at += size[1]
+            y += at
+        else:
+            raise AssertionError(f"section {section.get('id')}: the model knows items and stack sections only")
+    return rects
 
 
 def start_browser(width, height):
@@ -155,9 +409,77 @@ for (const e of elements) {
   if (e.style.display === 'none') hidden.push(Number(e.dataset.view));
   else shown.push([e.dataset.itemId, Number(e.dataset.view)]);
 }
+const content = document.getElementById('content').getBoundingClientRect();
+const boxes = {};
+for (const e of elements) {
+  if (e.style.display === 'none') continue;
+  const b = e.getBoundingClientRect();
+  boxes[e.dataset.itemId] = [b.left - content.left, b.top - content.top, b.width, b.height, e.classList.contains('day')];
+}
 return {samples, blanks, elements: elements.length, withItem: document.querySelectorAll('[data-item-id]').length,
-        shown, hidden, counts: vp.counts, errors: vp.errors, seq: vp.client.seq, stats: vp.client.stats,
+        shown, hidden, boxes, counts: vp.counts, errors: vp.errors, seq: vp.client.seq, stats: vp.client.stats,
         scrollTop: scroller.scrollTop, scrollHeight: scroller.scrollHeight, height};
+"""
+
+# Wraps the page's client (once per client): every plan that answers a measurement batch is
+# applied between two readings of the posts' screen positions. The first post on screen must not
+# move; when every item the batch measured lay above the viewport, no post on screen may move.
+INSTRUMENT_JS = """
+const vp = window.viewportd, c = vp.client;
+vp.jumps ??= {anchorBatches: 0, aboveBatches: 0, clamped: 0, violations: [], conflicts: []};
+if (c.__instrumented) return true;
+c.__instrumented = true;
+const record = vp.jumps;
+const scroller = document.getElementById('viewport');
+const positions = (client) => {
+  const top = scroller.getBoundingClientRect().top;
+  const out = new Map();
+  for (const v of client.shownViews()) {
+    if (!v.rect || v.view.classList.contains('day')) continue;
+    out.set(v.id, {screen: v.view.getBoundingClientRect().top - top, rect: v.rect});
+  }
+  return out;
+};
+const apply = c._applyPlan;
+c._applyPlan = function (plan, seq, message) {
+  if (message?.kind !== 'patch') { apply.call(this, plan, seq, message); return; }
+  const scrollTop = scroller.scrollTop, height = scroller.clientHeight;
+  const before = positions(this);
+  // After client.scrollTo (until the user scrolls), the item scrolled to is the one kept still.
+  const target = this._scrollTarget;
+  apply.call(this, plan, seq, message);
+  const after = positions(this);
+  const onScreen = [...before].filter(([id, b]) => b.rect[1] < scrollTop + height && b.rect[1] + b.rect[3] > scrollTop && after.has(id));
+  if (onScreen.length === 0) return;
+  // Where the content's end (or start) stops the container, it cannot keep the screen still.
+  if (scroller.scrollTop <= 0 || scroller.scrollTop >= scroller.scrollHeight - height - 0.5) { record.clamped += 1; return; }
+  const resized = message.body.resize ?? [];
+  const above = resized.length > 0 && resized.every((r) => { const b = before.get(r.id); return b && b.rect[1] + b.rect[3] <= scrollTop; });
+  onScreen.sort((a, b) => a[1].rect[1] - b[1].rect[1]);
+  const kept = onScreen.find(([id]) => id === target);
+  const [firstId, first] = kept ?? onScreen[0];
+  record.anchorBatches += 1;
+  const shift = after.get(firstId).screen - first.screen;
+  if (Math.abs(shift) > 1) {
+    record.violations.push(`seq ${plan.seq}: ${kept ? 'the item scrolled to' : 'the first post on screen'}, ${firstId}, moved ${shift.toFixed(2)} px on screen (a batch of ${resized.length} sizes) top ${scrollTop} -> ${scroller.scrollTop} max ${scroller.scrollHeight - height} rect ${first.rect} -> ${this._views.get(this._shownByItem.get(firstId))?.rect} offset ${JSON.stringify(plan.offset)} resized ${JSON.stringify(resized.map(r => [r.id, before.get(r.id)?.rect?.[1], r.size[1]]))}`);
+  }
+  if (above && !kept) {
+    record.aboveBatches += 1;
+    for (const [id, b] of onScreen) {
+      const d = after.get(id).screen - b.screen;
+      if (Math.abs(d) > 1) {
+        record.violations.push(`seq ${plan.seq}: ${id} moved ${d.toFixed(2)} px on screen when only items above the viewport were measured`);
+        break;
+      }
+    }
+  }
+};
+const recover = c._recover;
+c._recover = function (problem) {
+  record.conflicts.push({status: problem.status, seq: problem.seq, resync: problem.resync === true, pageSeq: this.seq});
+  return recover.call(this, problem);
+};
+return true;
 """
 
 
@@ -171,6 +493,10 @@ class Test:
         self.total_samples = 0
         self.max_elements = 0
         self.checks = 0
+        self.violations_seen = 0
+        self.rect_checks = 0
+        self.rect_seconds = 0.0
+        self.handles_at_kill = 0
 
     def js(self, script, *args):
         return self.driver.execute_script(script, *args)
@@ -202,11 +528,12 @@ class Test:
         if not self.keep_going:
             raise AssertionError(what)
 
-    def check(self, label, foreign=False):
+    def check(self, label, foreign=False, resynced=False, timeout=15):
         """After a foreign writer (another client moved the session), only what a repair can
         restore is checked: the shown elements are the session's visible views, no blank area,
-        the same seq."""
-        self.settle()
+        the same seq. After a resync (the page told the session its views) the pools are
+        checked too, but the session's counters are what it had before its instance died."""
+        self.settle(timeout)
         snap = self.js(SNAPSHOT_JS, list(GRID))
         status, _, body = self.server.get(f"/v1/sessions/{self.session}")
         state = json.loads(body)
@@ -220,13 +547,14 @@ class Test:
         if snap["elements"] > MAX_ELEMENTS or snap["withItem"] > MAX_ELEMENTS:
             problems.append(f"{snap['elements']} view elements ({snap['withItem']} showing items) > {MAX_ELEMENTS}")
         counts, stats = snap["counts"], state["stats"]
-        if foreign:
+        exact = not foreign and not resynced
+        if not exact:
             pass
         elif stats["created"] != counts["elementsCreated"]:
             problems.append(f"session created {stats['created']} views, the page created {counts['elementsCreated']} elements")
-        if not foreign and stats["discarded"] != counts["elementsReleased"]:
+        if exact and stats["discarded"] != counts["elementsReleased"]:
             problems.append(f"session discarded {stats['discarded']} views, the page removed {counts['elementsReleased']} elements")
-        if not foreign and stats["created"] - stats["discarded"] != snap["elements"]:
+        if exact and stats["created"] - stats["discarded"] != snap["elements"]:
             problems.append(f"session has {stats['created'] - stats['discarded']} views alive, the DOM {snap['elements']}")
         if stats["peakViews"] > MAX_ELEMENTS:
             problems.append(f"peakViews {stats['peakViews']} > {MAX_ELEMENTS}")
@@ -243,14 +571,44 @@ class Test:
             problems.append(f"session seq {state['seq']} != page seq {snap['seq']}")
         if abs(state["offset"][1] - snap["scrollTop"]) > 0.5:
             problems.append(f"session offset {state['offset']} != scrollTop {snap['scrollTop']}")
+        problems += self.check_rects(state, snap)
+        jumps = self.js("return window.viewportd.jumps ?? null")
+        if jumps and len(jumps["violations"]) > self.violations_seen:
+            problems += jumps["violations"][self.violations_seen:]
+            self.violations_seen = len(jumps["violations"])
         if snap["errors"]:
             problems.append(f"page errors: {snap['errors'][:3]}")
         log(f"{label:<28} top {snap['scrollTop']:>9.0f}  shown {len(shown):>3}  elements {snap['elements']:>3}  "
             f"created {stats['created']:>4}  reused {stats['reused']:>6}  seq {state['seq']:>5}  "
-            f"blank {len(snap['blanks'])}/{snap['samples']}  {'ok' if not problems else 'FAIL'}")
+            f"edits {state.get('edits', 0):>4}  blank {len(snap['blanks'])}/{snap['samples']}  {'ok' if not problems else 'FAIL'}")
         for problem in problems:
             self.fail(f"{label}: {problem}")
         return snap
+
+    def check_rects(self, state, snap):
+        """The session's layout (GET /v1/sessions/{id}/layout, its sizes as measured so far)
+        places every shown element where the page shows it, with its rendered height (within
+        0.5 px). Pinned day headers are compared by size only (they sit at their pinned rect)."""
+        started = time.monotonic()
+        _, _, body = self.server.get(f"/v1/sessions/{self.session}/layout")
+        rects = layout_rects(json.loads(body), set(snap["boxes"]))
+        problems = []
+        for item, box in snap["boxes"].items():
+            rect = rects.get(item)
+            if rect is None:
+                problems.append(f"{item} is shown but is not in the session's layout")
+                continue
+            x, y, w, h, day = box
+            if abs(h - rect[3]) > 0.5 or abs(w - rect[2]) > 0.5:
+                problems.append(f"{item}: rendered {w:.2f} x {h:.2f}, the session's rect {rect}")
+            elif not day and (abs(y - rect[1]) > 0.5 or abs(x - rect[0]) > 0.5):
+                problems.append(f"{item}: shown at ({x:.2f}, {y:.2f}), the session's rect {rect}")
+            self.rect_checks += 1
+        self.rect_seconds += time.monotonic() - started
+        return problems[:5]
+
+    def instrument(self):
+        self.js(INSTRUMENT_JS)
 
     def open_demo(self, query=""):
         self.driver.get(self.server.base + "/demo" + query)
@@ -266,6 +624,8 @@ class Test:
         self.session = self.js("return window.viewportd.session")
         if not isinstance(self.session, str) or len(self.session) < 32:
             raise AssertionError(f"window.viewportd.session is {self.session!r}")
+        self.violations_seen = 0
+        self.instrument()
         log(f"demo open: session {self.session}, transport {self.js('return window.viewportd.client.transport')}")
 
     def max_top(self):
@@ -293,28 +653,224 @@ class Test:
         ActionChains(self.driver).send_keys(key).perform()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--binary", help="viewportd binary (default: $VIEWPORTD, .build/release, .build/debug)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed (printed; replays a run)")
-    parser.add_argument("--jumps", type=int, default=12, help="random scrollTop jumps")
-    parser.add_argument("--flings", type=int, default=10, help="wheel flings")
-    parser.add_argument("--screenshot", default=f"{REPO}/docs/demo.png", help="where to save the screenshot")
-    parser.add_argument("--window", default="900,820", help="browser window size W,H")
-    parser.add_argument("--keep-going", action="store_true", help="run every check even after a failure")
-    args = parser.parse_args()
-    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
-    rng = random.Random(seed)
-    log(f"seed {seed} (replay with --seed {seed})")
-    width, height = (int(x) for x in args.window.split(","))
+def demo_scenario(test, server, rng, args, driver):
+    """The single-instance run: jumps, flings, slow scrolls up, keys, scrollTo, a reattach, a
+    foreign writer, the POST fallback. Answers a summary line."""
+    test.open_demo()
+    test.check("opened")
+    top_max = test.max_top()
+    client_height = test.js("return document.getElementById('viewport').clientHeight")
+    log(f"content height {top_max + client_height} px (estimates and measured sizes), viewport {client_height} px")
 
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        sys.exit("browser-test: selenium is missing (scripts/install-deps.sh --browser)")
+    for k in range(args.jumps):
+        top = rng.uniform(0, test.max_top()) if k % 4 else rng.choice([0, test.max_top(), test.max_top() / 2])
+        test.jump(top)
+        test.check(f"jump {k + 1} to {top:.0f}")
 
-    started = time.monotonic()
-    server = Server(find_binary(args.binary))
+    for k in range(args.flings):
+        direction = 1 if k % 3 != 2 else -1
+        ticks = rng.randint(8, 30)
+        dy = direction * rng.choice([120, 240, 400, 800])
+        test.wheel(dy, ticks, pause=rng.choice([0, 0.008, 0.016]))
+        test.check(f"fling {k + 1}: {ticks}x{dy:+d}")
+
+    # Slow scrolls up from a fresh position: the posts above enter the buffer at their estimate
+    # and are measured before they reach the screen; nothing on screen may move.
+    for k in range(3):
+        test.jump(rng.uniform(test.max_top() * 0.1, test.max_top() * 0.9))
+        test.check(f"slow up {k + 1}: jump")
+        test.wheel(-60, 12, pause=0.05)
+        test.check(f"slow up {k + 1}: 12x-60")
+
+    test.keys("\ue010")  # End
+    test.check("key End")
+    test.keys("\ue011")  # Home
+    test.check("key Home")
+
+    # The screenshot: a photo post scrolled to by the client's scrollTo (the session picks the
+    # offset, the page follows it), a day header pinned.
+    # Every 25th post of a day (k % 25 == 24) is a photo: its height is in the layout, not measured.
+    photo = f"p{rng.randrange(10, 90) * 1000 + 25 * rng.randrange(40) + 24}"
+    test.js("window.viewportd.client.scrollTo(arguments[0], 'center')", photo)
+    snap = test.check(f"scrollTo {photo}")
+    centre = test.js("""const e = document.querySelector(`[data-item-id="${arguments[0]}"]`), s = document.getElementById('viewport');
+        if (!e) return null; const a = e.getBoundingClientRect(), b = s.getBoundingClientRect();
+        return [e.dataset.reuse, (a.top + a.bottom) / 2 - (b.top + b.top + s.clientHeight) / 2];""", photo)
+    if centre is None or centre[0] != "photo" or abs(centre[1]) > 1:
+        test.fail(f"scrollTo {photo} (center): [reuse, px from the viewport's centre] = {centre}")
+    first_transport = test.js("return window.viewportd.client.transport")
+    test.wheel(-120, 2, 0.016)
+    snap = test.check("screenshot")
+    if args.screenshot:
+        os.makedirs(os.path.dirname(os.path.abspath(args.screenshot)), exist_ok=True)
+        driver.save_screenshot(args.screenshot)
+        log(f"screenshot: {args.screenshot}")
+    stats = snap["stats"]
+    jumps = test.js("return window.viewportd.jumps")
+    log(f"measurement batches answered: {jumps['anchorBatches']} with a post on screen (its first post kept its place), "
+        f"{jumps['aboveBatches']} measuring only items above the viewport (no post on screen moved), "
+        f"{jumps['clamped']} where the container was at the content's start or end")
+    if jumps["aboveBatches"] < 1:
+        test.fail("no measurement batch measured only items above the viewport: the no-jump check did not run")
+
+    # A reconnect: a second client attaches to the session (GET state) and adopts the first
+    # one's views, then scrolling goes on through it.
+    attached = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          const m = await import('/client/viewportd.js');
+          const vp = window.viewportd, first = vp.client;
+          await first.close();
+          const second = await m.attachSession({session: vp.session, scroller: document.getElementById('viewport'),
+              views: {...vp.views, adopt: first}, measure: (id, reuse) => reuse === 'post',
+              onError: (e) => vp.errors.push(String(e))});
+          vp.client = second;
+          done([second.transport, second.seq, first.seq]);
+        })().catch((e) => done('error: ' + e));""")
+    if not isinstance(attached, list) or attached[1] != attached[2]:
+        test.fail(f"attachSession: {attached}")
+    log(f"attached: transport {attached[0]}, seq {attached[1]}")
+    test.instrument()
+    test.check("attached")
+    for k in range(2):
+        test.jump(rng.uniform(0, test.max_top()))
+        test.check(f"attached: jump {k + 1}")
+    test.wheel(240, 10, 0.008)
+    test.check("attached: fling")
+
+    # Another writer moves the session behind the page's back: the page's next update gets a
+    # 409 and the client recovers (resync at the session's seq).
+    state = json.loads(server.get(f"/v1/sessions/{test.session}")[2])
+    for k in (1, 2):
+        other = server.post(f"/v1/sessions/{test.session}/viewport",
+                            {"offset": [0, rng.uniform(0, test.max_top())], "seq": state["seq"] + k})
+        assert other[0] == 200, other
+    test.jump(rng.uniform(0, test.max_top()))
+    test.check("after a foreign writer", foreign=True)
+    recovered = test.js("return window.viewportd.client.stats")
+    log(f"recovered: {recovered['conflicts']} conflicts (409), {recovered['resyncs']} resyncs, {recovered['repaired']} repairs")
+    if recovered["conflicts"] < 1:
+        test.fail("the page did not see the foreign writer's seq (no 409)")
+    test.jump(rng.uniform(0, test.max_top()))
+    test.check("next jump", foreign=True)
+
+    # POST only: the fallback when a socket is not possible.
+    test.open_demo("?socket=0")
+    transport = test.js("return window.viewportd.client.transport")
+    if transport != "http":
+        test.fail(f"/demo?socket=0 uses {transport}")
+    test.check("http: opened")
+    for k in range(3):
+        test.jump(rng.uniform(0, test.max_top()))
+        test.check(f"http: jump {k + 1}")
+    test.wheel(400, 12, 0.008)
+    test.check("http: fling")
+
+    return (f"most view elements in the DOM: {test.max_elements}; page: created {stats['created']}, reused {stats['reused']} "
+            f"({stats['rebindFree']} without rebind), {stats['patches']} measurement batches, {stats['plans']} plans, "
+            f"{stats['reconciled']} idle updates for container moves the client had not sent, "
+            f"average round trip {stats['rttAverage']:.2f} ms over {first_transport}")
+
+
+def handles_problems(test, before_max):
+    """Every element the page created has its own handle; those created after `before_max` was
+    read are above it."""
+    handles = test.js("return window.viewportd.counts.handles")
+    problems = []
+    if len(handles) != len(set(handles)):
+        twice = sorted({h for h in handles if handles.count(h) > 1})[:10]
+        problems.append(f"view handles created twice: {twice}")
+    if before_max is not None:
+        k = test.handles_at_kill
+        low = [h for h in handles[k:] if h <= before_max]
+        if low:
+            problems.append(f"handles created after the kill at or below {before_max}, the highest before it: {low[:10]}")
+    return problems, len(handles)
+
+
+def cluster_scenario(test, cluster, rng, args):
+    """kill -9 of the instance the page talks to while the page scrolls, then the page's client
+    is pointed at the other instance (client.setBase): it must get 502s (nothing behind /a/),
+    then 503s from the other instance until the dead one's lease runs out, then a 409 with
+    "resync": true, send again the edits the session lost, post /resync with its views and go on
+    with no blank area, the DOM matching the session again, and no view handle used twice."""
+    test.open_demo()
+    test.check("cluster: opened")
+    for k in range(2):
+        test.jump(rng.uniform(0, test.max_top()))
+        test.check(f"cluster: jump {k + 1}")
+    recovered = None
+    for attempt in range(1, 4):
+        victim = cluster.current
+        other = "b" if victim == "a" else "a"
+        owner = cluster.owner(test.session)
+        if owner != victim:
+            test.fail(f"the session's lease is held by {owner!r}, not by viewportd {victim}, the instance the page talks to")
+        test.handles_at_kill = test.js("return window.viewportd.counts.handles.length")
+        before_max = test.js("return Math.max(0, ...window.viewportd.counts.handles)")
+        conflicts_before = len(test.js("return window.viewportd.jumps.conflicts"))
+        # Scroll on, a little every frame, into posts not measured yet: updates and measurements
+        # are answered up to the kill, and more are sent while the instance is gone.
+        test.js("""const s = document.getElementById('viewport');
+            window.viewportd.autoscroll = setInterval(() => { s.scrollTop += 9; }, 16);""")
+        time.sleep(rng.uniform(0.3, 0.6))
+        seq_at_kill = test.js("return window.viewportd.client.seq")
+        cluster.kill(victim)
+        killed_at = time.monotonic()
+        log(f"attempt {attempt}: kill -9 viewportd {victim} (pid {cluster.pid(victim)}) at page seq {seq_at_kill}, while the page scrolls")
+        cluster.current = other
+        test.js("window.viewportd.client.setBase(arguments[0])", f"/{other}/")
+        time.sleep(0.5)
+        test.js("clearInterval(window.viewportd.autoscroll)")
+        test.settle(timeout=40)
+        recovery = time.monotonic() - killed_at
+        conflicts = test.js("return window.viewportd.jumps.conflicts")[conflicts_before:]
+        stats = test.js("return window.viewportd.client.stats")
+        base = test.js("return window.viewportd.client.base")
+        if not base.endswith(f"/{other}/"):
+            test.fail(f"the client's base is {base} after setBase('/{other}/')")
+        log(f"attempt {attempt}: settled {recovery:.1f} s after the kill, talking to {base}; 409s {conflicts}; "
+            f"{stats['unavailable']} tries answered 502/503 or refused, {stats['resyncs']} resyncs, {stats['replayed']} edits sent again")
+        if any(c["resync"] and c["status"] == 409 for c in conflicts):
+            recovered = (before_max, stats)
+            break
+        log(f"attempt {attempt}: the kill found nothing unwritten (no 409 with resync); viewportd {victim} starts again")
+        cluster.start(victim)
+        test.check(f"cluster: attempt {attempt} continued", resynced=True)
+    if recovered is None:
+        test.fail("three kills and no 409 with \"resync\": true")
+        return "no resync"
+    before_max, stats = recovered
+    if stats["resyncs"] < 1:
+        test.fail("the page got a 409 with resync but did not resync")
+    test.check("cluster: recovered", resynced=True)
+    if cluster.owner(test.session) != cluster.current:
+        test.fail(f"after the recovery the session's lease is held by {cluster.owner(test.session)!r}, not {cluster.current}")
+    problems, created = handles_problems(test, before_max)
+    for problem in problems:
+        test.fail(f"cluster: {problem}")
+    for k in range(2):
+        test.jump(rng.uniform(0, test.max_top()))
+        test.check(f"cluster: after, jump {k + 1}", resynced=True)
+    test.wheel(-240, 10, 0.008)
+    test.check("cluster: after, fling up", resynced=True)
+    problems, created = handles_problems(test, before_max)
+    for problem in problems:
+        test.fail(f"cluster: {problem}")
+    transport = test.js("return window.viewportd.client.transport")
+    return (f"recovered on viewportd {cluster.current} with {stats['resyncs']} resync(s), {stats['replayed']} edits sent again, "
+            f"{stats['unavailable']} tries answered 502/503; {created} view handles created, none twice, "
+            f"none at or below {before_max} after the kill; transport {transport} at the end")
+
+
+def run_scenario(name, args, rng, width, height):
+    """Starts what the scenario needs (a viewportd, or the cluster), a browser, and runs it.
+    Answers (exit code, failures)."""
+    if args.base:
+        server = Running(args.base)
+    else:
+        binary = find_binary(args.binary)
+        server = Cluster(binary) if name == "cluster" else Server(binary)
     driver = None
     test = None
     code = 1
@@ -324,104 +880,9 @@ def main():
         assert b"export async function openSession" in body
         driver = start_browser(width, height)
         test = Test(driver, server, args.keep_going)
-        test.open_demo()
-        test.check("opened")
-        top_max = test.max_top()
-        client_height = test.js("return document.getElementById('viewport').clientHeight")
-        log(f"content height {top_max + client_height} px, viewport {client_height} px")
-
-        for k in range(args.jumps):
-            top = rng.uniform(0, top_max) if k % 4 else rng.choice([0, top_max, top_max / 2])
-            test.jump(top)
-            test.check(f"jump {k + 1} to {top:.0f}")
-
-        for k in range(args.flings):
-            direction = 1 if k % 3 != 2 else -1
-            ticks = rng.randint(8, 30)
-            dy = direction * rng.choice([120, 240, 400, 800])
-            test.wheel(dy, ticks, pause=rng.choice([0, 0.008, 0.016]))
-            test.check(f"fling {k + 1}: {ticks}x{dy:+d}")
-
-        test.keys("\ue010")  # End
-        test.check("key End")
-        test.keys("\ue011")  # Home
-        test.check("key Home")
-
-        # The screenshot: a photo post scrolled to by the client's scrollTo (the session picks
-        # the offset, the page follows it), a day header pinned.
-        photo = f"p{rng.randrange(10, 90)}.{rng.randrange(10)}-0"
-        test.js("window.viewportd.client.scrollTo(arguments[0], 'center')", photo)
-        snap = test.check(f"scrollTo {photo}")
-        centre = test.js("""const e = document.querySelector(`[data-item-id="${arguments[0]}"]`), s = document.getElementById('viewport');
-            if (!e) return null; const a = e.getBoundingClientRect(), b = s.getBoundingClientRect();
-            return (a.top + a.bottom) / 2 - (b.top + b.top + s.clientHeight) / 2;""", photo)
-        if centre is None or abs(centre) > 1:
-            test.fail(f"scrollTo {photo} (center): the item is {centre} px from the viewport's centre")
-        first_transport = test.js("return window.viewportd.client.transport")
-        test.wheel(-120, 2, 0.016)
-        snap = test.check("screenshot")
-        if args.screenshot:
-            os.makedirs(os.path.dirname(os.path.abspath(args.screenshot)), exist_ok=True)
-            driver.save_screenshot(args.screenshot)
-            log(f"screenshot: {args.screenshot}")
-        stats = snap["stats"]
-
-        # A reconnect: a second client attaches to the session (GET state) and adopts the first
-        # one's views, then scrolling goes on through it.
-        attached = driver.execute_async_script("""
-            const done = arguments[arguments.length - 1];
-            (async () => {
-              const m = await import('/client/viewportd.js');
-              const vp = window.viewportd, first = vp.client;
-              await first.close();
-              const second = await m.attachSession({session: vp.session, scroller: document.getElementById('viewport'),
-                  views: {...vp.views, adopt: first}, onError: (e) => vp.errors.push(String(e))});
-              vp.client = second;
-              done([second.transport, second.seq, first.seq]);
-            })().catch((e) => done('error: ' + e));""")
-        if not isinstance(attached, list) or attached[1] != attached[2]:
-            test.fail(f"attachSession: {attached}")
-        log(f"attached: transport {attached[0]}, seq {attached[1]}")
-        test.check("attached")
-        for k in range(2):
-            test.jump(rng.uniform(0, top_max))
-            test.check(f"attached: jump {k + 1}")
-        test.wheel(240, 10, 0.008)
-        test.check("attached: fling")
-
-        # Another writer moves the session behind the page's back: the page's next update gets
-        # a 409 and the client recovers (resync, or without that endpoint, the session's seq and
-        # a repair from its state).
-        state = json.loads(server.get(f"/v1/sessions/{test.session}")[2])
-        for k in (1, 2):
-            other = server.post(f"/v1/sessions/{test.session}/viewport",
-                                {"offset": [0, rng.uniform(0, top_max)], "seq": state["seq"] + k})
-            assert other[0] == 200, other
-        test.jump(rng.uniform(0, top_max))
-        test.check("after a foreign writer", foreign=True)
-        recovered = test.js("return window.viewportd.client.stats")
-        log(f"recovered: {recovered['conflicts']} conflicts (409), {recovered['resyncs']} resyncs, {recovered['repaired']} repairs")
-        if recovered["conflicts"] < 1:
-            test.fail("the page did not see the foreign writer's seq (no 409)")
-        test.jump(rng.uniform(0, top_max))
-        test.check("next jump", foreign=True)
-
-        # POST only: the fallback when a socket is not possible.
-        test.open_demo("?socket=0")
-        transport = test.js("return window.viewportd.client.transport")
-        if transport != "http":
-            test.fail(f"/demo?socket=0 uses {transport}")
-        test.check("http: opened")
-        for k in range(3):
-            test.jump(rng.uniform(0, top_max))
-            test.check(f"http: jump {k + 1}")
-        test.wheel(400, 12, 0.008)
-        test.check("http: fling")
-
-        log(f"{test.checks} checks, {test.total_samples} sample points, {test.blank_samples} blank; "
-            f"most view elements in the DOM: {test.max_elements}; page: created {stats['created']}, reused {stats['reused']} "
-            f"({stats['rebindFree']} without rebind), {stats['plans']} plans, average round trip {stats['rttAverage']:.2f} ms "
-            f"over {first_transport}")
+        summary = cluster_scenario(test, server, rng, args) if name == "cluster" else demo_scenario(test, server, rng, args, driver)
+        log(f"{name}: {test.checks} checks, {test.total_samples} sample points, {test.blank_samples} blank; "
+            f"{test.rect_checks} element rects compared with the session's layout ({test.rect_seconds:.1f} s to read it); {summary}")
         code = 0 if not test.failures else 1
     except AssertionError as error:
         log(f"FAIL: {error}")
@@ -439,8 +900,47 @@ def main():
             code = 1
         if code and tail:
             print("--- viewportd log ---\n" + tail, file=sys.stderr)
-    if test is not None and test.failures:
-        log(f"{len(test.failures)} failures")
+    # An exception (a scroll that did not settle) stops the scenario: it counts as a failure.
+    failures = max(len(test.failures) if test is not None else 0, 1 if code else 0)
+    return code, failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", help="viewportd binary (default: $VIEWPORTD, else the newer of .build/release and .build/debug)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (printed; replays a run)")
+    parser.add_argument("--jumps", type=int, default=12, help="random scrollTop jumps")
+    parser.add_argument("--flings", type=int, default=10, help="wheel flings")
+    parser.add_argument("--screenshot", default=f"{REPO}/docs/demo.png", help="where to save the screenshot")
+    parser.add_argument("--window", default="900,820", help="browser window size W,H")
+    parser.add_argument("--keep-going", action="store_true", help="run every check even after a failure")
+    parser.add_argument("--scenario", choices=("all", "demo", "cluster"), default="all",
+                        help="demo: one viewportd, the measured feed; cluster: redis-server, two viewportd sharing it, "
+                             "kill -9 of the page's instance and the 409 resync on the other; all (default): both")
+    parser.add_argument("--base", help="the demo scenario against a viewportd already running at this URL (for example "
+                                       "behind a proxy that serves the module and the demo from the working tree)")
+    args = parser.parse_args()
+    if args.base and args.scenario == "cluster":
+        parser.error("--base runs the demo scenario only")
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    log(f"seed {seed} (replay with --seed {seed})")
+    width, height = (int(x) for x in args.window.split(","))
+
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        sys.exit("browser-test: selenium is missing (scripts/install-deps.sh --browser)")
+
+    started = time.monotonic()
+    scenarios = ["demo", "cluster"] if args.scenario == "all" and not args.base else [args.scenario if args.scenario != "all" else "demo"]
+    results = []
+    for k, name in enumerate(scenarios):
+        log(f"scenario {name}")
+        results.append((name, *run_scenario(name, args, random.Random(seed + k), width, height)))
+    code = 0
+    for name, scenario_code, failures in results:
+        log(f"scenario {name}: {'passed' if scenario_code == 0 else f'FAILED ({failures} failures)'}")
+        code = code or scenario_code
     log(f"{'passed' if code == 0 else 'FAILED'} in {time.monotonic() - started:.1f} s (seed {seed})")
     return code
 

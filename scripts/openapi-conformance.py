@@ -364,7 +364,7 @@ def run(spec, base, checks):
     response = r.send("get", "/openapi.json")
     r.expect("", "/openapi.json", "get", response, 200)
     checks.record(response.content == spec.raw, "GET /openapi.json serves openapi/viewportd.openapi.json byte for byte",
-                  "the embedded document differs: run scripts/embed-openapi.sh and rebuild")
+                  "the served document differs from the file: rebuild the binary (the build embeds the file)")
     r.expect("", "/metrics", "get", r.send("get", "/metrics"), 200)
 
     # Layouts: every example, then the stored one by id.

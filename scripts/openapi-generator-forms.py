@@ -25,7 +25,7 @@ It does not rewrite what needs a decision (it reports it and exits 1 with --chec
   - any `{"type": "null"}` left, and `const` or `"items": false` anywhere.
 
 Usage: scripts/openapi-generator-forms.py [--check] [FILE]   (default openapi/viewportd.openapi.json)
-After a rewrite, run scripts/embed-openapi.sh.
+The build embeds the rewritten file as it is (nothing to regenerate): rebuild to serve it.
 """
 import json
 import os

@@ -13,9 +13,11 @@ struct ReplayCommand: ParsableCommand {
         abstract: "Replay a recorded scroll trace through the planner, in process, and size the reuse pools.",
         discussion: """
             The trace is NDJSON: one viewport update per line, exactly the body of \
-            POST /v1/sessions/{id}/viewport (offset or scrollTo, size, velocity, phase, seq, select). \
-            A session opens on the layout at offset [0, 0] (its opening plan counts), then each \
-            update is applied as the server would (seq included). Printed per reuse identifier: \
+            POST /v1/sessions/{id}/viewport (offset or scrollTo, size, velocity, phase, seq, select), \
+            or {"patch": {...}}, an edit of the session's layout (the body of \
+            PATCH /v1/sessions/{id}/layout: resize, insert, remove, anchor, seq), as in a stream of \
+            updates. A session opens on the layout at offset [0, 0] (its opening plan counts), then \
+            each line is applied as the server would (seq included). Printed per reuse identifier: \
             peak views, creates, reuses, rebind-free reuses, discards, and the smallest pool cap \
             that keeps creates within 1% of uncapped (found by replaying the trace again, a \
             binary search per identifier).
@@ -24,7 +26,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A layout object, as posted to /v1/layouts (items or sections).", valueName: "file"))
     var layout: String
 
-    @Option(name: .long, help: ArgumentHelp("The trace: NDJSON viewport updates.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("The trace: NDJSON viewport updates and {\"patch\": …} edits.", valueName: "file"))
     var trace: String
 
     @Option(name: .customLong("pool-max"), help: ArgumentHelp("pool.max of the reported run (default uncapped).", valueName: "n"))

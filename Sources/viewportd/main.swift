@@ -1,6 +1,6 @@
 // viewportd: view-recycling bookkeeping of scroll views, over HTTP.
 //
-// Reads config/viewportd.json, then environment variables, then flags (API.md "Running"), starts
+// Reads config/viewportd.json, then environment variables, then flags (docs/api.md "Running and configuration"), starts
 // the server, and stops it gracefully on SIGTERM or SIGINT (exit 0).
 #if canImport(Glibc)
 import Glibc

@@ -3,9 +3,9 @@ import Testing
 import ViewportCore
 import ViewportTestSupport
 
-/// API.md "Paging and deceleration", written again from the text, against the session.
+/// docs/api.md "Paging and deceleration", written again from the text, against the session.
 struct DragTargetTests {
-    /// The target and page of a drag-end, straight from API.md's table.
+    /// The target and page of a drag-end, straight from docs/api.md's table.
     static func referenceTarget(
         o: Point, b: Point, v: Point, paging: PagingOptions, layout: Layout, viewport: Size, insets: Insets
     ) -> (Point, Int?) {

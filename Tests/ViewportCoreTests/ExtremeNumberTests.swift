@@ -1,7 +1,7 @@
 import Testing
 import ViewportCore
 
-/// Client numbers are any finite doubles (API.md "Conventions"); no plan may carry an infinity or
+/// Client numbers are any finite doubles (docs/api.md "Conventions"); no plan may carry an infinity or
 /// a NaN, whatever the client sends. Each test drives one computation on client numbers to its
 /// extremes and checks every number of every plan: offsets, targets, rects, links, placements.
 @Suite struct ExtremeNumberTests {

@@ -82,7 +82,7 @@ struct HelperPropertyTests {
             #expect(plan.cancelPrefetch == predicted.subtracting(now).subtracting(materializedSet).sorted())
             predicted = now
 
-            // lazyLoad, modelled from API.md's text
+            // lazyLoad, modelled from the text of docs/api.md "Scrolling helpers"
             let left = plan.recycle.map(\.item) + plan.discard.map(\.item)
             loaded.subtract(left)
             fromDragEnd.subtract(left)

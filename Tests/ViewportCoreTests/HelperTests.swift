@@ -1,7 +1,7 @@
 import Testing
 import ViewportCore
 
-/// API.md "Scrolling helpers", one behaviour per test.
+/// docs/api.md "Scrolling helpers", one behaviour per test.
 struct HelperTests {
     /// 100 rows of 100 pt in a 100 × 300 viewport.
     static func rows(_ count: Int = 100) throws -> Layout {

@@ -3,7 +3,7 @@ import ViewportCore
 import ViewportTestSupport
 
 /// A client keyed by item ids, so it follows a session across layouts, with a reference planner
-/// for API.md "Layout changes" and "Plans".
+/// for docs/api.md "Layout changes" and "Plans".
 struct IDClient {
     struct Pooled {
         var view: Int
@@ -179,7 +179,7 @@ struct LayoutChangeTests {
         _ = layout
     }
 
-    /// API.md: the first item on screen (previous layout order) present in both layouts keeps its
+    /// docs/api.md "Layout changes": the first item on screen (previous layout order) present in both layouts keeps its
     /// place on screen; the shift applies to both axes, unclamped.
     static func anchoredOffset(sent: SentState, from old: [ItemSpec], to new: [ItemSpec], anchor: LayoutAnchor) -> Point {
         guard anchor == .visible else { return sent.offset }

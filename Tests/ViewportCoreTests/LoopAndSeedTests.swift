@@ -164,8 +164,8 @@ struct LoopClient {
     }
 }
 
-/// Where a looping session's plan puts an entering item's view, as a client reads it (API.md
-/// "loop"): its `placements` rect when listed, else its layout rect from the test's specs.
+/// Where a looping session's plan puts an entering item's view, as a client reads it (docs/api.md
+/// "Scrolling helpers", `loop`; docs/loop.md): its `placements` rect when listed, else its layout rect from the test's specs.
 func placedRect(_ plan: Plan, _ item: Int, _ specs: [ItemSpec]) -> Rect {
     plan.placements.first { $0.item == item }?.rect ?? specs[item].rect
 }

@@ -2,7 +2,7 @@ import Testing
 import ViewportCore
 
 /// A client that applies every plan to its own model of views and pools, and checks each rule of
-/// API.md "Plans" against an independent reference planner and a brute-force oracle.
+/// docs/api.md "Plans" against an independent reference planner and a brute-force oracle.
 ///
 /// It knows the layout only from the test's specs (reuse identifiers by position) and the caps
 /// from the configuration, never from the session's helpers.
@@ -86,7 +86,7 @@ struct SimulatedClient {
         #expect(plan.reuse == refReuse, sourceLocation: sourceLocation)
         #expect(plan.create.map(\.item) == refCreateItems, sourceLocation: sourceLocation)
 
-        // The per-identifier arithmetic of API.md.
+        // The per-identifier arithmetic of docs/api.md "Plans".
         var enteringBy: [String: Int] = [:]
         var leavingBy: [String: Int] = [:]
         for item in entering { if let r = reuseOf[item] { enteringBy[r, default: 0] += 1 } }

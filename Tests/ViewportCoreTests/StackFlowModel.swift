@@ -1,6 +1,6 @@
 import ViewportCore
 
-/// A layout of sections with stacks, written from API.md's text ("Stacks", and the README's
+/// A layout of sections with stacks, written from docs/api.md's text ("Stacks and edits", and the README's
 /// generated layouts) without the core's code: sections one after another along the axis, inside
 /// the insets, `spacing` apart; a stack's items each where the previous item of its lane ends,
 /// lanes across; edits with the lane rules. Sizes in the tests are whole or quarter points, so
@@ -146,7 +146,7 @@ struct FlowModel {
         return stack
     }
 
-    // MARK: Edits (API.md PATCH)
+    // MARK: Edits (docs/api.md "Stacks and edits")
 
     enum ModelError: Error { case invalid(String) }
 
@@ -166,7 +166,7 @@ struct FlowModel {
         sections[s] = .stack(stack)
     }
 
-    /// Applies `edit` as API.md says (resizes, inserts in order, removes), or throws and changes nothing.
+    /// Applies `edit` as docs/api.md says (resizes, inserts in order, removes), or throws and changes nothing.
     mutating func apply(_ edit: StackEdit) throws {
         var copy = self
         for r in edit.resize {

@@ -2,7 +2,7 @@ import Testing
 import ViewportCore
 import ViewportTestSupport
 
-/// API.md's anchor rules, from the flow model's rects (not the session's).
+/// The anchor rules of docs/api.md "Stacks and edits", from the flow model's rects (not the session's).
 func expectedEditOffset(
     anchor: EditAnchor, offset: Point, viewport: Size, insets: Insets, axis: Axis, old: [FlowModel.Item], new: [FlowModel.Item],
     oldContent: Size, newContent: Size

@@ -3,7 +3,7 @@ import Testing
 @testable import ViewportCore
 import ViewportTestSupport
 
-/// The section model: rects, API.md's lane rules, validation, and box queries against brute force.
+/// The section model: rects, the lane rules of docs/api.md "Stacks and edits", validation, and box queries against brute force.
 @Suite struct StackTreeSectionTests {
     typealias Item = StackSection.Item
 
@@ -234,7 +234,7 @@ import ViewportTestSupport
     }
 }
 
-/// API.md's lane rules, replayed on plain arrays, against the section under random edits.
+/// The lane rules of docs/api.md "Stacks and edits", replayed on plain arrays, against the section under random edits.
 @Suite struct StackTreeMasonryTests {
     typealias Item = StackSection.Item
 

@@ -2,7 +2,7 @@ import Testing
 import ViewportCore
 import ViewportTestSupport
 
-/// Sticky items pin along the layout's axis (API.md "Viewability, direction-aware buffers,
+/// Sticky items pin along the layout's axis (docs/api.md "Viewability, direction-aware buffers,
 /// time"): at the left (`offset.x + insets.left`) when it is `x`, against a brute-force model.
 struct StickyAxisTests {
     /// Sections of a header (44 pt wide, sticky) and a few columns (60 pt), along x.

@@ -18,7 +18,7 @@ func makeLayout(_ items: [ItemSpec], contentSize: Size? = nil) throws -> Layout 
 }
 
 /// The region a test expects, computed from what the test sent with the test's own arithmetic
-/// (API.md "Materialization"): never the session's `region` nor `Region.intersects`, so a session
+/// (docs/api.md "The materialized region"): never the session's `region` nor `Region.intersects`, so a session
 /// that computes its region wrongly (a size ignored after a rotation, a buffer misapplied) fails.
 struct SentRegion: CustomStringConvertible {
     var minX: Double
@@ -87,7 +87,7 @@ func reuseNames(_ specs: [ItemSpec]) -> [String?] {
     specs.map { $0.reuse.flatMap { $0.isEmpty ? nil : $0 } }
 }
 
-/// A pool's cap as API.md states it: `perReuse[name]`, else `max`, else none.
+/// A pool's cap as docs/api.md "Plans" states it: `perReuse[name]`, else `max`, else none.
 func poolCap(_ caps: PoolCaps, _ reuse: String) -> Int? {
     if let own = caps.perReuse[reuse] { return own }
     return caps.max

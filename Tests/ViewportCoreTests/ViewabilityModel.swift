@@ -1,4 +1,4 @@
-/// API.md "Viewability, direction-aware buffers, time" (with "Scrolling helpers"' exposure), written
+/// docs/api.md "Viewability, direction-aware buffers, time" (with "Scrolling helpers"' exposure), written
 /// from its text over plain numbers, by brute force, without the core's geometry or helpers: the
 /// reference the session is held against.
 ///

@@ -2,7 +2,7 @@ import Testing
 import ViewportCore
 import ViewportTestSupport
 
-/// Random traces against `ViewabilityModel` (API.md's text, by brute force): direction-aware
+/// Random traces against `ViewabilityModel` (docs/api.md's text, by brute force): direction-aware
 /// buffers, visible-fraction thresholds (0, 0.5, 1) with zero-size items, `viewed` after `minTime`
 /// of client time, updates with and without velocity and time, time steps of varying length, and
 /// clocks going back (422, nothing changes). Every plan also follows every rule of "Plans"

@@ -2,7 +2,7 @@ import Testing
 import ViewportCore
 import ViewportTestSupport
 
-/// API.md "Viewability, direction-aware buffers, time", one behaviour per test.
+/// docs/api.md "Viewability, direction-aware buffers, time", one behaviour per test.
 struct ViewabilityTests {
     /// 100 rows of 100 pt in a 100 × 300 viewport.
     static func rows(_ count: Int = 100) throws -> Layout { try HelperTests.rows(count) }

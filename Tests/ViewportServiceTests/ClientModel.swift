@@ -2,14 +2,14 @@ import Foundation
 import Testing
 import ViewportService
 
-/// A client of one session, checking every plan against API.md's rules computed by brute force:
+/// A client of one session, checking every plan against the rules of docs/api.md "Plans" computed by brute force:
 /// which items leave and enter (strict intersection with the materialized region), which views
 /// are pooled and reused (own last view first, then the most recently pooled, in layout order),
 /// creates only from an empty pool, handles never used twice, lists in layout order; and the
 /// session's `GET` state against the views the client holds.
 ///
 /// Exact lists are checked when the session has no pool caps; with caps, the per-identifier counts
-/// of creates and discards from API.md and the caps themselves are checked.
+/// of creates and discards from docs/api.md and the caps themselves are checked.
 struct ClientModel {
     struct PooledView {
         var view: Int
@@ -98,7 +98,7 @@ struct ClientModel {
             #expect(reuseOf[entry["id"] as! String] != nil, "recycled a view without a reuse identifier", sourceLocation: sourceLocation)
         }
 
-        // Expected result per API.md: pool the leaving views in recycle-list order, then own
+        // Expected result per docs/api.md "Plans": pool the leaving views in recycle-list order, then own
         // views back, then the rest in layout order take the most recently pooled view.
         var pools = self.pools
         let pooledBefore = pools.mapValues(\.count)
@@ -132,7 +132,7 @@ struct ClientModel {
             }
             self.pools = pools
         } else {
-            // Counts per identifier (API.md), then follow what the plan did.
+            // Counts per identifier (docs/api.md "Plans"), then follow what the plan did.
             var leavingBy: [String: Int] = [:], enteringBy: [String: Int] = [:]
             for id in leaving { if let r = reuseOf[id] { leavingBy[r, default: 0] += 1 } }
             for id in entering { if let r = reuseOf[id] { enteringBy[r, default: 0] += 1 } }

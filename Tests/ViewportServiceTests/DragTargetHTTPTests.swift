@@ -3,14 +3,14 @@ import Testing
 import ViewportService
 import ViewportTestSupport
 
-// API.md "Paging and deceleration" over HTTP: a reference implementation of every drag-target
-// formula, written here from API.md's text (not from the core), checked against the service on
+// docs/api.md "Paging and deceleration" over HTTP: a reference implementation of every drag-target
+// formula, written here from docs/api.md's text (not from the core), checked against the service on
 // random drags sent as NDJSON streams.
 
 /// Seeded random numbers: the seed is printed and can be replayed (see `TestRandom`).
 typealias SplitMix = TestRandom
 
-/// A session's paging configuration as the test sent it, and API.md's formulas on it.
+/// A session's paging configuration as the test sent it, and docs/api.md's formulas on it.
 struct DragReference {
     enum Mode: String, CaseIterable { case none, page, snap, items }
 
@@ -55,7 +55,7 @@ struct DragReference {
 
     /// The acceptable answers (target along the axis, page) for a drag. Usually one; two only when
     /// `p` lies so close to a decision boundary (snap's half page, the midpoint between two item
-    /// edges) that evaluating `v/1000 · r/(1 − r)` in another order (API.md gives the formula, not
+    /// edges) that evaluating `v/1000 · r/(1 − r)` in another order (docs/api.md gives the formula, not
     /// the order of its floating-point operations) could flip the decision.
     func expected(o: Double, b: Double, v: Double) -> [(target: Double, page: Int?)] {
         let a = pagingAxis
@@ -144,7 +144,7 @@ struct DragReference {
         return DragReference(mode: mode, axis: axis, pageSize: pageSize, rate: rate, viewport: viewport, contentSize: content, insets: insets, rects: rects)
     }
 
-    /// One update line and, for a drag-end, the answers API.md allows.
+    /// One update line and, for a drag-end, the answers docs/api.md allows.
     struct Step {
         var line: String
         var expected: [(target: [Double], page: Int?)]?

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import ViewportTestSupport
 
-/// Finite but extreme client numbers over HTTP: every plan must carry numbers only (API.md
+/// Finite but extreme client numbers over HTTP: every plan must carry numbers only (docs/api.md
 /// "Conventions"), never `null` for a value that overflowed.
 @Suite struct ExtremeNumberHTTPTests {
     /// Every number in a JSON value, and whether some value is `null`.

@@ -4,7 +4,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// A client keyed by item ids, so it follows a session across layouts; it checks every plan
-/// against API.md "Plans" and "Layout changes" computed by brute force: items matched by id keep
+/// against docs/api.md "Plans" and "Layout changes" computed by brute force: items matched by id keep
 /// their view (`move` when their rect changed), the others leave (in the previous layout's order)
 /// or enter (in the new layout's order); pools carry over by reuse identifier; own view first,
 /// then the most recently pooled; creates only from an empty pool; caps; handles never reused.
@@ -42,7 +42,7 @@ struct IDModel {
 
     func cap(_ reuse: String) -> Int? { caps.flatMap { $0.perReuse[reuse] ?? $0.max } }
 
-    /// API.md's anchored offset: the first item on screen, in the previous layout's order, that
+    /// The anchored offset of docs/api.md "Layout changes": the first item on screen, in the previous layout's order, that
     /// exists in both layouts keeps its place on screen (both axes, unclamped).
     func anchoredOffset(to new: [TestItem]) -> [Double] {
         let byID = Dictionary(uniqueKeysWithValues: new.map { ($0.id, $0) })
@@ -141,7 +141,7 @@ struct IDModel {
             #expect(entry.int("view") == shown[id], "a moved item keeps its view", sourceLocation: sourceLocation)
             #expect(entry.doubles("rect") == newByID[id]!.rect, sourceLocation: sourceLocation)
         }
-        // API.md's counts per identifier.
+        // The counts per identifier of docs/api.md "Plans".
         if caps != nil {
             var leavingBy: [String: Int] = [:], enteringBy: [String: Int] = [:]
             for id in leaving { if let r = Self.reuse(oldByID[id]) { leavingBy[r, default: 0] += 1 } }
@@ -508,7 +508,7 @@ struct IDModel {
 }
 
 /// `exposure` and `lazyLoad` (every update here is idle) and `select`, followed by item id across
-/// layouts: API.md "Scrolling helpers".
+/// layouts: docs/api.md "Scrolling helpers".
 struct HelperModel {
     var times: [String: Int] = [:]
     var loaded: Set<String> = []

@@ -92,7 +92,7 @@ import ViewportCore
         let classes = counts.classes + [counts.none]
         var session = try ViewportSession(
             layout: replay.layout, configuration: SessionConfiguration(viewport: Size(width: 100, height: 100), buffer: 0))
-        for update in replay.updates { _ = try session.apply(update) }
+        for message in replay.messages { _ = try TraceReplay.apply(message, to: &session) }
         #expect(classes.map(\.created).reduce(0, +) == session.stats.created)
         #expect(classes.map(\.reused).reduce(0, +) == session.stats.reused)
         #expect(classes.map(\.rebindFree).reduce(0, +) == session.stats.rebindFree)
@@ -169,6 +169,218 @@ import ViewportCore
                     let below = try replay.run(caps: PoolCaps(perReuse: [reuse: cap - 1]))
                     #expect(!TraceReplay.withinSlack(below.classes[c].created, uncapped: identifier.uncappedCreates), "seed \(seed) \(reuse)")
                 }
+            }
+        }
+    }
+
+    // MARK: Traces with patches
+
+    /// A stack of six messages with no size (estimate 100 × 100, so m_k is at y = 100 k): with a
+    /// 100×100 viewport and no buffer, opening at 0 creates m0 (view 1). Then, uncapped:
+    ///  1. patch: m0 measured 50 high, anchor none: m0 moves to [0, 0, 100, 50]; m1 moves to
+    ///     y 50 and enters: create (view 2)
+    ///  2. y 150: m0 and m1 leave: recycle 1 then 2 (pool m: 1 2); m2 [150, 250] enters: reuse 2
+    ///     (the most recent), rebind
+    ///  3. patch: x0 (30 high, a new reuse identifier "x") inserted before m2: x0 at [150, 180]
+    ///     enters: create (view 3); m2 moves to y 180 and stays
+    ///  4. patch: m2 removed: it leaves, recycle 2 (pool m: 1 2); m3 moves to y 180 and enters:
+    ///     reuse 2, rebind
+    ///     (line 5 sends line 4 again, seq 4: a retry, answered and not applied; without its seq
+    ///     it would be refused, m2 is gone)
+    ///  6. y 0: x0 and m3 leave: recycle 3 (pool x), recycle 2 (pool m: 1 2); m0 enters and takes
+    ///     its own last view 1 back, no rebind; m1 takes the most recent left, 2, rebind
+    /// m: 2 created, 4 reused (1 rebind-free), 4 recycled, peak 2 views, pooled at most 1.
+    /// x: 1 created, 1 recycled, peak 1, pooled at most 1. All views: 3 (steps 3 and 4).
+    static let stackLayout = """
+        {"sections": [{"id": "chat", "reuse": "m", "stack": {
+          "items": [{"id": "m0"}, {"id": "m1"}, {"id": "m2"}, {"id": "m3"}, {"id": "m4"}, {"id": "m5"}],
+          "estimate": [100, 100]}}]}
+        """
+    static let patchTrace = """
+        {"patch": {"resize": [{"id": "m0", "size": [100, 50]}], "anchor": "none", "seq": 1}}
+        {"offset": [0, 150], "seq": 2}
+        {"patch": {"insert": [{"before": "m2", "items": [{"id": "x0", "reuse": "x", "size": [100, 30]}]}], "anchor": "none", "seq": 3}}
+        {"patch": {"remove": ["m2"], "anchor": "none", "seq": 4}}
+        {"patch": {"remove": ["m2"], "anchor": "none", "seq": 4}}
+        {"offset": [0, 0], "seq": 5}
+
+        """
+
+    static func stackReplay(_ trace: String = patchTrace, poolMax: Int? = nil) throws -> TraceReplay {
+        try TraceReplay(
+            layoutJSON: Array(stackLayout.utf8), trace: Array(trace.utf8),
+            options: TraceReplay.Options(viewport: Size(width: 100, height: 100), buffer: 0, poolMax: poolMax))
+    }
+
+    @Test func patchLinesApplyAsOnTheServerAndCountPerIdentifierWithTheHandWorkedNumbers() throws {
+        let report = try Self.stackReplay().report()
+        #expect(report.updates == 6 && report.applied == 5 && report.edits == 3 && report.items == 6)
+        // x came with an insert: it is reported after the layout's own identifiers.
+        #expect(report.identifiers.map(\.reuse) == ["m", "x"])
+        let m = try Self.identifier(report, "m")
+        #expect([m.peakViews, m.created, m.reused, m.rebindFree, m.recycled, m.discarded] as [Int] == [2, 2, 4, 1, 4, 0])
+        #expect(m.peakPooledUncapped == 1)
+        let x = try Self.identifier(report, "x")
+        #expect([x.peakViews, x.created, x.reused, x.rebindFree, x.recycled, x.discarded] as [Int] == [1, 1, 0, 0, 1, 0])
+        #expect(report.peakViews == 3)
+        #expect(report.text.hasPrefix("6 updates (5 applied, 3 of them edits) over 6 items"))
+        #expect(report.json.contains(#""applied":5,"edits":3"#))
+    }
+
+    /// m with cap 0: at step 2 view 1 is discarded (m2 takes 2); at step 6 m3's view 2 is the
+    /// only one pooled: m0 takes it (its own view is gone) and m1 is created: 3 creates > 2. With
+    /// cap 1, as uncapped. x with cap 0: x0's view is discarded at step 6, and nothing asks for
+    /// an x again: 1 create, as uncapped. One search round (both in 0…1): 2 runs.
+    @Test func theCapSearchCoversIdentifiersThatEditsBrought() throws {
+        let report = try Self.stackReplay().report()
+        let m = try Self.identifier(report, "m")
+        #expect(m.smallestCap == 1 && m.createsAtSmallestCap == 2 && m.uncappedCreates == 2)
+        let x = try Self.identifier(report, "x")
+        #expect(x.smallestCap == 0 && x.createsAtSmallestCap == 1 && x.uncappedCreates == 1)
+        #expect(report.runs == 2)
+        let capped = try Self.stackReplay(poolMax: 0).report()
+        #expect(try Self.identifier(capped, "m").created == 3 && Self.identifier(capped, "x").discarded == 1)
+    }
+
+    @Test func anUpdateAfterAnEditLooksItsIdsUpInTheEditedLayout() throws {
+        // x0 exists only after the insert; scrollTo it, then select it.
+        let trace = """
+            {"patch": {"insert": [{"at": "end", "section": "chat", "items": [{"id": "x0", "reuse": "x", "size": [100, 30]}]}]}}
+            {"scrollTo": {"id": "x0", "align": "end"}, "select": "x0"}
+            """
+        let report = try Self.stackReplay(trace).report()
+        #expect(report.applied == 2 && report.edits == 1)
+        #expect(try Self.identifier(report, "x").created == 1)
+        // Before the insert, the id is unknown: the line is named when the trace is read.
+        #expect {
+            _ = try Self.stackReplay(#"{"scrollTo": {"id": "x0"}}"#)
+        } throws: { error in
+            "\(error)".hasPrefix("trace line 1: scrollTo")
+        }
+    }
+
+    @Test func aRefusedPatchNamesItsLineAndField() throws {
+        #expect {
+            _ = try Self.stackReplay("{\"offset\": [0, 10]}\n{\"patch\": {\"remove\": [\"nope\"]}}\n").report()
+        } throws: { error in
+            "\(error)" == #"trace line 2: remove[0]: "nope" is not an item of the layout"#
+        }
+        #expect {
+            _ = try Self.stackReplay(#"{"patch": {"resize": [{"id": "m0"}]}}"#)
+        } throws: { error in
+            "\(error)".hasPrefix("trace line 1:") && "\(error)".contains("size")
+        }
+        #expect {
+            _ = try Self.stackReplay(#"{"patch": {"remove": []}, "offset": [0, 1]}"#)
+        } throws: { error in
+            "\(error)".hasPrefix("trace line 1:") && "\(error)".contains("offset")
+        }
+    }
+
+    /// Random traces of offsets, scrollTos and patches (resizes, inserts with new identifiers,
+    /// removes, each anchor) over a stack between two items sections: the replay counts what a
+    /// real server's plans for the same lines count, per identifier, and its totals are the
+    /// server session's stats. REPLAY_TEST_SEED=n replays a printed seed.
+    @Test func aTraceWithPatchesCountsWhatTheServersPlansSay() throws {
+        let seed = ProcessInfo.processInfo.environment["REPLAY_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0..<1 << 32)
+        print("ReplayTests patch seed \(seed) (REPLAY_TEST_SEED=\(seed) replays it)")
+        var rng = SplitMix(seed: seed)
+        try withService { service in
+            let client = try service.connect()
+            for round in 0..<3 {
+                var ids: [String] = []
+                var reuseOf: [String: String] = ["top": "title", "bottom": "foot"]
+                var items: [String] = []
+                for k in 0..<60 {
+                    let id = "i\(k)"
+                    ids.append(id)
+                    let photo = rng.next() % 5 == 0
+                    reuseOf[id] = photo ? "photo" : "msg"
+                    items.append(photo ? #"{"id": "\#(id)", "reuse": "photo", "size": [200, \#(100 + rng.next() % 200)]}"# : #"{"id": "\#(id)"}"#)
+                }
+                let layout = """
+                    {"sections": [{"id": "head", "items": [{"id": "top", "rect": [0, 0, 200, 40], "reuse": "title"}]},
+                      {"id": "chat", "reuse": "msg", "stack": {"items": [\(items.joined(separator: ","))], "estimate": [200, 80], "spacing": 4}},
+                      {"id": "tail", "items": [{"id": "bottom", "rect": [0, 0, 200, 60], "reuse": "foot"}]}]}
+                    """
+                var lines: [String] = []
+                var fresh = 0
+                for _ in 0..<120 {
+                    let anchor = ["visible", "end", "none"][Int(rng.next() % 3)]
+                    switch rng.next() % 6 {
+                    case 0, 1:
+                        lines.append(#"{"offset": [0, \#(rng.next() % 6000)], "velocity": [0, \#(Int(rng.next() % 4000) - 2000)]}"#)
+                    case 2:
+                        let picked = (0..<1 + Int(rng.next() % 4)).map { _ in ids[Int(rng.next() % UInt64(ids.count))] }
+                        let resize = Set(picked).sorted().map { #"{"id": "\#($0)", "size": [200, \#(20 + rng.next() % 180)]}"# }
+                        lines.append(#"{"patch": {"resize": [\#(resize.joined(separator: ","))], "anchor": "\#(anchor)"}}"#)
+                    case 3:
+                        fresh += 1
+                        let id = "n\(fresh)"
+                        let reuse = ["msg", "photo", "note"][Int(rng.next() % 3)]
+                        reuseOf[id] = reuse
+                        let place: String
+                        if rng.next() % 2 == 0, let after = ids.randomElement(using: &rng) {
+                            place = #""after": "\#(after)""#
+                            ids.insert(id, at: (ids.firstIndex(of: after) ?? 0) + 1)
+                        } else {
+                            place = #""at": "end", "section": "chat""#
+                            ids.append(id)
+                        }
+                        lines.append(#"{"patch": {"insert": [{\#(place), "items": [{"id": "\#(id)", "reuse": "\#(reuse)"}]}], "anchor": "\#(anchor)"}}"#)
+                    case 4 where ids.count > 10:
+                        let id = ids.remove(at: Int(rng.next() % UInt64(ids.count)))
+                        lines.append(#"{"patch": {"remove": ["\#(id)"], "anchor": "\#(anchor)"}}"#)
+                    default:
+                        let id = ids[Int(rng.next() % UInt64(ids.count))]
+                        lines.append(#"{"scrollTo": {"id": "\#(id)", "align": "center"}}"#)
+                    }
+                }
+                let trace = lines.joined(separator: "\n") + "\n"
+                let options = TraceReplay.Options(viewport: Size(width: 200, height: 300), buffer: 50)
+                let report = try TraceReplay(layoutJSON: Array(layout.utf8), trace: Array(trace.utf8), options: options).report()
+
+                // The same lines through a server's NDJSON stream.
+                let layoutID = try client.postLayout(layout)
+                let opened = try client.openSession(#"{"layout": "\#(layoutID)", "viewport": [200, 300], "buffer": 50}"#)
+                var plans = [opened.json["plan"] as? [String: Any] ?? [:]]
+                let reply = try client.send(
+                    "POST", "/v1/sessions/\(opened.id)/viewport", body: Array(trace.utf8), contentType: "application/x-ndjson")
+                #expect(reply.status == 200)
+                for line in reply.text.split(separator: "\n") {
+                    plans.append(try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]))
+                }
+                #expect(plans.count == lines.count + 1, "seed \(seed) round \(round): \(plans.last ?? [:])")
+                var counted: [String: [Int]] = [:]  // reuse -> created, reused, rebind-free, recycled, discarded
+                func add(_ entries: Any?, _ column: Int, _ rebindFree: Bool = false) {
+                    for entry in entries as? [[String: Any]] ?? [] {
+                        let reuse = reuseOf[entry["id"] as? String ?? ""] ?? "?"
+                        counted[reuse, default: [0, 0, 0, 0, 0]][column] += 1
+                        if column == 1, entry["rebind"] as? Bool == false { counted[reuse, default: [0, 0, 0, 0, 0]][2] += 1 }
+                    }
+                }
+                for plan in plans {
+                    add(plan["create"], 0)
+                    add(plan["reuse"], 1)
+                    add(plan["recycle"], 3)
+                    add(plan["discard"], 4)
+                }
+                for identifier in report.identifiers {
+                    let reuse = try #require(identifier.reuse)
+                    let expected = counted[reuse] ?? [0, 0, 0, 0, 0]
+                    #expect(
+                        [identifier.created, identifier.reused, identifier.rebindFree, identifier.recycled, identifier.discarded] == expected,
+                        "seed \(seed) round \(round) \(reuse)")
+                }
+                #expect(Set(counted.keys).isSubset(of: Set(report.identifiers.compactMap(\.reuse))), "seed \(seed) round \(round)")
+                let state = try client.state(opened.id)
+                let stats = state["stats"] as? [String: Any] ?? [:]
+                let all = report.identifiers
+                #expect(all.map(\.created).reduce(0, +) == stats["created"] as? Int, "seed \(seed) round \(round)")
+                #expect(all.map(\.reused).reduce(0, +) == stats["reused"] as? Int, "seed \(seed) round \(round)")
+                #expect(all.map(\.discarded).reduce(0, +) == stats["discarded"] as? Int, "seed \(seed) round \(round)")
+                #expect(report.peakViews == stats["peakViews"] as? Int, "seed \(seed) round \(round)")
+                #expect(report.applied == state["seq"] as? Int && report.edits == state["edits"] as? Int, "seed \(seed) round \(round)")
             }
         }
     }

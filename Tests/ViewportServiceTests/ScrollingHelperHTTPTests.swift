@@ -3,7 +3,7 @@ import Testing
 import ViewportService
 import ViewportTestSupport
 
-/// API.md "Scrolling helpers" over HTTP.
+/// docs/api.md "Scrolling helpers" over HTTP.
 @Suite struct ScrollingHelperHTTPTests {
     /// 100 rows of 100 pt in a 375 × 500 viewport.
     static let rows = listItems(100, height: 100)
@@ -54,7 +54,7 @@ import ViewportTestSupport
         }
     }
 
-    /// A random walk with random velocities against a model of API.md's prefetch rule.
+    /// A random walk with random velocities against a model of the prefetch rule of docs/api.md "Scrolling helpers".
     @Test func prefetchFollowsItsRuleOnARandomWalk() throws {
         try withService { service in
             let client = try service.connect()

@@ -3,7 +3,7 @@ import Testing
 import ViewportService
 import ViewportTestSupport
 
-/// A chat layout as JSON, with a model of its rects written from API.md "Stacks": a header items
+/// A chat layout as JSON, with a model of its rects written from docs/api.md "Stacks and edits": a header items
 /// section, a stack (one or two lanes) whose items each start where the previous item of their
 /// lane ends plus `spacing`, and a footer items section after the stack; sizes are whole points,
 /// so the sums are exact.
@@ -109,7 +109,7 @@ struct ChatModel {
         }
     }
 
-    /// API.md's order: resizes, inserts in order (lanes: the neighbour's, the first item's at the
+    /// The order of docs/api.md "Stacks and edits": resizes, inserts in order (lanes: the neighbour's, the first item's at the
     /// start, the shortest at the end), removes.
     mutating func apply(_ edit: Edit) {
         for (id, size) in edit.resize {
@@ -176,7 +176,7 @@ struct ChatModel {
     }
 }
 
-/// API.md's anchor rules over the model's items (y axis).
+/// The anchor rules of docs/api.md "Stacks and edits" over the model's items (y axis).
 func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [TestItem], new: [TestItem], oldContent: [Double], newContent: [Double]) -> [Double] {
     func visible() -> [Double] {
         let onScreen = materialized(old, offset: offset, viewport: viewport, buffer: 0)

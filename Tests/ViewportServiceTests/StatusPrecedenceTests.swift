@@ -3,7 +3,7 @@ import Testing
 import ViewportService
 import ViewportTestSupport
 
-/// Every status of API.md's table, and its order when several apply:
+/// Every status of the table in docs/api.md "Errors", and its order when several apply:
 /// 401, 404, 405, 415, 413, 400, 422, 409, 429.
 @Suite struct StatusPrecedenceTests {
     @Test func unknownPathsAnswer404() throws {

@@ -218,7 +218,7 @@ func layoutJSON(_ items: [TestItem], contentSize: [Double]? = nil) -> String {
     return s + "}"
 }
 
-/// Brute force: the items materialized for this viewport, in layout order (API.md's strict rule).
+/// Brute force: the items materialized for this viewport, in layout order (docs/api.md "The materialized region").
 func materialized(_ items: [TestItem], offset: [Double], viewport: [Double], buffer: Double) -> [String] {
     let minX = offset[0] - buffer, minY = offset[1] - buffer
     let maxX = offset[0] + viewport[0] + buffer, maxY = offset[1] + viewport[1] + buffer

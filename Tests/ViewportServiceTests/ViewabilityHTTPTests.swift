@@ -3,8 +3,8 @@ import Testing
 import ViewportTestSupport
 import ViewportService
 
-/// API.md "Viewability, direction-aware buffers, time" over HTTP: random traces sent as NDJSON
-/// streams against `ViewabilityModel` (written from API.md's text), and every new field's errors.
+/// docs/api.md "Viewability, direction-aware buffers, time" over HTTP: random traces sent as NDJSON
+/// streams against `ViewabilityModel` (written from docs/api.md's text), and every new field's errors.
 @Suite struct ViewabilityHTTPTests {
     /// Rows of varying heights, a grid below them, and zero-size items (points and lines) among them.
     static func items(using g: inout SplitMix) -> [TestItem] {

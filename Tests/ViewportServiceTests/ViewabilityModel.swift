@@ -1,5 +1,5 @@
 /// A copy of Tests/ViewportCoreTests/ViewabilityModel.swift (test targets do not share files):
-/// API.md "Viewability, direction-aware buffers, time" (with "Scrolling helpers"' exposure), written
+/// docs/api.md "Viewability, direction-aware buffers, time" (with "Scrolling helpers"' exposure), written
 /// from its text over plain numbers, by brute force, without the core's geometry or helpers: the
 /// reference the session is held against.
 ///

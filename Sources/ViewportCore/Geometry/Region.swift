@@ -1,6 +1,6 @@
 /// An axis-aligned region given by its edges, used for the materialized and screen regions.
 ///
-/// Membership is API.md's strict intersection: an item that only touches an edge is outside, a
+/// Membership is the strict intersection of docs/api.md "The materialized region": an item that only touches an edge is outside, a
 /// zero-size item strictly inside is inside.
 public struct Region: Hashable, Sendable {
     public var minX: Double
@@ -22,7 +22,7 @@ public struct Region: Hashable, Sendable {
             maxX: offset.x + viewport.width + buffer, maxY: offset.y + viewport.height + buffer)
     }
 
-    /// API.md's strict intersection test.
+    /// The strict intersection test (docs/api.md "The materialized region").
     @inline(__always)
     public func intersects(_ r: Rect) -> Bool {
         r.x < maxX && r.x + r.width > minX && r.y < maxY && r.y + r.height > minY

@@ -1,4 +1,4 @@
-/// When `exposure` counts an item as on screen, and how long it must stay to be viewed (API.md
+/// When `exposure` counts an item as on screen, and how long it must stay to be viewed (docs/api.md
 /// "Viewability, direction-aware buffers, time"; FlatList's viewabilityConfig).
 ///
 /// An item is on screen when the part of its rect inside the screen region (the viewport without

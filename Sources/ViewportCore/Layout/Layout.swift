@@ -367,7 +367,7 @@ public final class Layout: Sendable {
     /// The class of a reuse identifier name, if some item uses it.
     public func reuseClass(named name: String) -> Int? { reuseNames.firstIndex(of: name) }
 
-    /// Same items in the same order and the same content size (API.md "identical").
+    /// Same items in the same order and the same content size (docs/api.md "Identity and ids").
     /// - Complexity: O(n).
     public func isIdentical(to other: Layout) -> Bool {
         if self === other { return true }

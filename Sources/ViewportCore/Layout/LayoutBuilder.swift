@@ -119,7 +119,7 @@ public struct LayoutBuilder: Sendable {
         return section.farCorner
     }
 
-    /// Adds a stack section (API.md "Stacks"): its items' ids go into the id table (their uids
+    /// Adds a stack section (docs/api.md "Stacks and edits"): its items' ids go into the id table (their uids
     /// are their positions there), their sizes into a `StackSection` at `origin` flowing along
     /// `axis`. `field` names the section in errors (`sections[2]`). Returns where the next
     /// section starts along the axis: the origin plus the longest lane.

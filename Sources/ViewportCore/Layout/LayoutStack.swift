@@ -1,4 +1,4 @@
-/// A stack section of a layout (API.md "Stacks"): its id and its `StackSection`, whose entries
+/// A stack section of a layout (docs/api.md "Stacks and edits"): its id and its `StackSection`, whose entries
 /// are the items in layout order (item `segment.start + rank`).
 ///
 /// Item uids are positions in the layout's id table: the items built with the layout are

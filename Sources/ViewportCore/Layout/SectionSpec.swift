@@ -13,7 +13,7 @@ public struct SectionSpec: Sendable {
         /// Items given one by one; rects are relative to the section's origin.
         case items([Item])
         /// Items with their own ids and sizes (measured or estimated) flowing along the layout's
-        /// axis in lanes (API.md "Stacks").
+        /// axis in lanes (docs/api.md "Stacks and edits").
         case stack(StackSpec)
     }
 

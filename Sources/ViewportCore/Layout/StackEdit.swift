@@ -1,4 +1,4 @@
-/// An edit of a layout's stacks (`PATCH /v1/sessions/{id}/layout`, API.md "Stacks"): measured
+/// An edit of a layout's stacks (`PATCH /v1/sessions/{id}/layout`, docs/api.md "Stacks and edits"): measured
 /// sizes, inserted items and removed items, applied in that order (inserts in list order). Items
 /// are named by id; every id must be an item of a stack.
 public struct StackEdit: Sendable {

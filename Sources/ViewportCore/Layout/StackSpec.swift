@@ -1,4 +1,4 @@
-/// A stack section as sent (API.md "Stacks"): items with ids and optional sizes, the estimate of
+/// A stack section as sent (docs/api.md "Stacks and edits"): items with ids and optional sizes, the estimate of
 /// the others, spacing and lanes.
 public struct StackSpec: Sendable {
     public struct Item: Sendable {

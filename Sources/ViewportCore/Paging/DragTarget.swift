@@ -1,4 +1,4 @@
-/// API.md's resting offset of a drag along the paging axis, as a pure function of the drag.
+/// The resting offset of a drag along the paging axis (docs/api.md "Paging and deceleration"), as a pure function of the drag.
 ///
 /// With `o` the offset of the `drag-end` update, `b` the offset of the last `drag-begin`, `v` the
 /// velocity, `s` the page size and `r` the deceleration rate, the natural resting offset is

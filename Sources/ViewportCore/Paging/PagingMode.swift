@@ -1,4 +1,4 @@
-/// Where a drag comes to rest (API.md "Paging and deceleration").
+/// Where a drag comes to rest (docs/api.md "Paging and deceleration").
 public enum PagingMode: String, CaseIterable, Hashable, Sendable {
     /// The natural resting offset `p = o + v/1000 · r/(1 − r)`.
     case none

@@ -1,4 +1,4 @@
-/// `buffer`: how far the materialized region extends beyond the viewport (API.md "Viewability,
+/// `buffer`: how far the materialized region extends beyond the viewport (docs/api.md "Viewability,
 /// direction-aware buffers, time"). Along an axis on which the viewport moves, `ahead` points in
 /// the direction of motion and `behind` points behind it; along an axis with no motion,
 /// `max(ahead, behind)` on both sides (react-window's and Compose's overscan that leans toward the

@@ -12,7 +12,7 @@ public struct Motion: Hashable, Sendable {
     /// No motion (the opening plan, a layout change).
     public static let none = Motion(x: 0, y: 0)
 
-    /// API.md's rule: on each axis, the sign of `velocity` when it is non-zero, else the sign of the
+    /// The rule of docs/api.md "Viewability, direction-aware buffers, time": on each axis, the sign of `velocity` when it is non-zero, else the sign of the
     /// offset change from `previous` to `offset`, else none. Compared, not subtracted, so no
     /// difference can overflow.
     @inline(__always)

@@ -1,5 +1,5 @@
 /// What a client says it has after its session lost updates (a crashed instance): the views it
-/// really holds, which the session adopts (API.md "Many instances, one store").
+/// really holds, which the session adopts (docs/api.md "Many instances, one store").
 public struct ResyncState: Hashable, Sendable {
     /// A pooled view and the item it last showed.
     public struct PooledView: Hashable, Sendable {

@@ -1,4 +1,4 @@
-/// The offsets a scroll view can rest at along one axis (API.md "Paging and deceleration"):
+/// The offsets a scroll view can rest at along one axis (docs/api.md "Paging and deceleration"):
 /// `[-inset.leading, content + inset.trailing − viewport]`, or the single offset at its lower end
 /// when the content is shorter than the viewport.
 ///

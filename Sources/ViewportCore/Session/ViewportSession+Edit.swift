@@ -1,5 +1,5 @@
 extension ViewportSession {
-    /// Edits the session's layout (API.md "Stacks", `PATCH /v1/sessions/{id}/layout`) and answers
+    /// Edits the session's layout (docs/api.md "Stacks and edits", `PATCH /v1/sessions/{id}/layout`) and answers
     /// the plan.
     ///
     /// The edit makes a new version of the session's layout (`Layout.applying`), sharing what it

@@ -1,5 +1,5 @@
 extension ViewportSession {
-    /// Moves the session to another layout and answers the plan (API.md "Layout changes").
+    /// Moves the session to another layout and answers the plan (docs/api.md "Layout changes").
     ///
     /// Items are matched by id. An item materialized before and after, with the same reuse
     /// identifier, keeps its view (listed under `move` when its rect changed); the others leave

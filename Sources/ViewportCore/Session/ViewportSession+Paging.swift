@@ -16,7 +16,7 @@ extension ViewportSession {
     }
 
     /// The `drag-end` target at the current offset `o`, for a drag that began at `begin` (`b`) with
-    /// `velocity` (`v`): API.md "Paging and deceleration", see `DragTarget`. The other coordinate
+    /// `velocity` (`v`): docs/api.md "Paging and deceleration", see `DragTarget`. The other coordinate
     /// is the current offset's, clamped likewise.
     /// - Complexity: O(1); O(log n) in the mode `items` (O(n log n) once per layout and axis).
     func dragTarget(begin: Point, velocity: Point) -> (target: Point, page: Int?) {

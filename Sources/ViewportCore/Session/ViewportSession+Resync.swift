@@ -1,5 +1,5 @@
 extension ViewportSession {
-    /// Adopts the views a client really has (API.md "Many instances, one store": `POST
+    /// Adopts the views a client really has (docs/api.md "Many instances, one store": `POST
     /// /v1/sessions/{id}/resync`): its offset and viewport, shown items and pools replace the
     /// session's, `seq` becomes the client's, and handles assigned from now on are above every
     /// handle the session assigned or was told about.

@@ -390,7 +390,7 @@ public struct ViewportSession: Sendable {
     private func cap(of reuseClass: Int) -> Int? { capByClass[reuseClass] ?? defaultCap }
 
     /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
-    /// session's state, following API.md "Plans": leaving views are pooled first, in order; then
+    /// session's state, following docs/api.md "Plans": leaving views are pooled first, in order; then
     /// entering items take back their own last view; then the others, in layout order, take the
     /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
     /// plan.
@@ -416,7 +416,7 @@ public struct ViewportSession: Sendable {
     }
 
     /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
-    /// session's state, following API.md "Plans": leaving views are pooled first, in order; then
+    /// session's state, following docs/api.md "Plans": leaving views are pooled first, in order; then
     /// entering items take back their own last view; then the others, in layout order, take the
     /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
     /// plan. Leaving items are already out of `shown`.

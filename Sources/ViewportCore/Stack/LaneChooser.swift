@@ -1,5 +1,5 @@
 /// Picks the lane an item added at the end of a masonry joins: the one whose end is shortest, the
-/// lowest index on a tie (API.md), and then lengthens it. A tournament tree over the lanes' ends.
+/// lowest index on a tie (docs/api.md "Stacks and edits"), and then lengthens it. A tournament tree over the lanes' ends.
 struct LaneChooser {
     /// Where each lane ends (zero when empty) and how many items it has.
     private(set) var ends: [StackLength]

@@ -1,4 +1,4 @@
-/// Edits (API.md PATCH): resizes, inserts and removes by rank, with the lane rules. Each checks
+/// Edits (docs/api.md "Stacks and edits"): resizes, inserts and removes by rank, with the lane rules. Each checks
 /// its input before changing anything; to apply a batch all or nothing, edit a copy (it shares the
 /// tree) and keep it only when every edit succeeded. Ranks must be valid (the caller resolves ids
 /// to uids to ranks with `rank(ofUID:)`) and inserted uids new to the section; breaking either is

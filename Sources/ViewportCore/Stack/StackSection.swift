@@ -1,4 +1,4 @@
-/// A stack section (API.md "Stacks"): items with their own sizes flowing along an axis in one or
+/// A stack section (docs/api.md "Stacks and edits"): items with their own sizes flowing along an axis in one or
 /// more lanes (a masonry), each where the previous item of its lane ends plus `spacing`.
 ///
 /// Item `rank`'s rect, with `o` the origin, `s` the start of the item in its lane (a
@@ -34,7 +34,7 @@ public struct StackSection: Sendable {
         }
     }
 
-    /// Where inserted items go, and the lanes they join (API.md).
+    /// Where inserted items go, and the lanes they join (docs/api.md "Stacks and edits").
     public enum Position: Hashable, Sendable {
         /// Before the item at this rank, in its lane.
         case before(Int)

@@ -1,4 +1,4 @@
-// viewportd.js: the browser client of viewportd (API v1, see API.md).
+// viewportd.js: the browser client of viewportd (API v1, see docs/api.md).
 //
 // An ES module with no build step and no dependencies, served by viewportd at
 // GET /client/viewportd.js. It opens (POST /v1/sessions) or attaches to (GET /v1/sessions/{id}) a
@@ -21,12 +21,20 @@
 // reused by the same plan). At most one message is in flight, and at most one is sent per
 // animation frame: offsets given while one is in flight are coalesced into the next.
 //
-// Two features follow API.md sections that a server may not have yet: `measure: true`
-// (ResizeObserver on shown views; sizes that differ from the rect go out as stack edits,
-// {"patch": {"resize": [...]}} on the socket or PATCH /v1/sessions/{id}/layout, API.md "Stacks")
-// and automatic resync after a 409 (POST /v1/sessions/{id}/resync with the views this page
-// really has, API.md "Many instances"). Against a server without them, measuring reports the
-// server's answer through onError and resync falls back to repairing from the session's state.
+// Measuring (`measure`, docs/api.md "Stacks and edits"): a ResizeObserver watches the shown views of stack items;
+// sizes that differ from the rect go out as {"patch": {"resize": [...], "anchor": "visible"}} on
+// the socket (PATCH /v1/sessions/{id}/layout without one), merged per item and at most one
+// message per frame. The answer's `move` entries put the views in place, its `contentSize`
+// sizes the content, and the scroll container moves by the offset the anchor shifted, in the same
+// task: what is on screen does not move.
+//
+// Recovery (docs/api.md "Many instances, one store"): a 503 (an instance died and its lease has not run
+// out, a shutdown) or a refused request is tried again after Retry-After, with the same seq. A 409
+// with "resync": true (the session was restored from the store, behind this page) first sends
+// again the edits the session lost, then POST /v1/sessions/{id}/resync with the views this page
+// really has, and goes on at this page's seq. Any other 409 (another writer moved the session)
+// resyncs at the session's seq; against a server without /resync, the page takes the session's
+// seq and repairs its views from GET /v1/sessions/{id}.
 
 const PHASES = new Set(["drag-begin", "dragging", "drag-end", "decelerating", "idle"]);
 /// Phases whose updates may be merged into a queued update of the same phase.
@@ -34,6 +42,16 @@ const MERGEABLE = new Set(["dragging", "decelerating", "idle"]);
 const SOCKET_OPEN_TIMEOUT_MS = 3000;
 const SOCKET_RETRY_MS = 2000;
 const IDLE_AFTER_MS = 120;
+/// A 503 or a refused request is tried again for this long (an instance's lease runs out in
+/// store.leaseTimeout, 2 s by default), waiting Retry-After (at most RETRY_MAX_MS) between tries.
+const UNAVAILABLE_GIVE_UP_MS = 30000;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5000;
+/// Edits remembered for a resync (those the session lost are sent again): the last this many.
+const PATCH_LOG = 1024;
+/// A measured size differs from the rect when it is off by more than this (CSS pixels; layout
+/// works in 1/64 px).
+const MEASURE_EPSILON = 0.01;
 
 /// The base URL of the viewportd that served this module ("…/client/viewportd.js" -> "…/").
 function defaultBase() {
@@ -49,6 +67,15 @@ function nextFrame(callback) {
 }
 
 function now() { return typeof performance !== "undefined" ? performance.now() : Date.now(); }
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+/// How long to wait before trying a 503 again: its Retry-After (seconds), within bounds.
+function retryDelay(problem) {
+    const seconds = Number(problem?.retryAfter);
+    const ms = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000;
+    return Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, ms));
+}
 
 /// An error answered by viewportd: the problem object (RFC 9457) and its status.
 export class ViewportdError extends Error {
@@ -66,8 +93,15 @@ function isProblem(body) {
 /// Talks HTTP to one viewportd: JSON in, JSON (or a problem) out.
 class HTTP {
     constructor(base, token) {
-        this.base = base.endsWith("/") ? base : base + "/";
+        this.base = HTTP.normalize(base);
         this.token = token ?? null;
+    }
+
+    /// An absolute base URL ending in "/" (a relative one is taken from the page's location).
+    static normalize(base) {
+        let url = String(base);
+        if (typeof location !== "undefined") url = new URL(url, location.href).href;
+        return url.endsWith("/") ? url : url + "/";
     }
 
     url(path) { return new URL(path.replace(/^\//, ""), this.base).href; }
@@ -85,6 +119,7 @@ class HTTP {
         if (text.length > 0) {
             try { parsed = JSON.parse(text); } catch { parsed = { status: response.status, type: "about:blank", detail: text }; }
         }
+        if (isProblem(parsed) && response.headers.has("Retry-After")) parsed.retryAfter = response.headers.get("Retry-After");
         return { status: response.status, body: parsed };
     }
 
@@ -98,7 +133,7 @@ class HTTP {
 /// Opens a session (POST /v1/sessions) and applies its opening plan.
 ///
 /// options:
-///   layout     a layout id or an inline layout (API.md "Layouts", README "Generated layouts")
+///   layout     a layout id or an inline layout (docs/api.md "Layouts", README "Generated layouts")
 ///   viewport   [w, h]; or give `scroller` and its client size is used
 ///   session    other fields of the POST body: offset, buffer, insets, pool, paging, lazyLoad, …
 ///   views      the callbacks (see the top of this file; domViews() makes them for DOM elements)
@@ -106,9 +141,12 @@ class HTTP {
 ///   base       viewportd's URL (default: where this module was served from)
 ///   token      auth.token, sent as "Authorization: Bearer" and as the socket subprotocol
 ///   socket     false to use POST only (default true)
-///   measure    true, or a function(id) -> bool: measure shown views and send their sizes
+///   measure    true, or a function(id, reuse) -> bool: measure shown views (of stack items) and
+///              send their sizes; `element(view)` finds a view's element when views are not
+///              elements
 ///   resync     false to turn off automatic resync after a 409 (default true)
-///   onPlan(plan, client), onError(error, client): optional observers
+///   onPlan(plan, client), onError(error, client): optional observers (onPlan runs once the plan
+///   is applied and the scroll container has followed its offset)
 export async function openSession(options) {
     const http = new HTTP(options.base ?? defaultBase(), options.token);
     const viewport = options.viewport ?? (options.scroller ? [options.scroller.clientWidth, options.scroller.clientHeight] : null);
@@ -121,9 +159,12 @@ export async function openSession(options) {
     client.layout = answer.body.layout;
     client.contentSize = answer.body.contentSize;
     client.viewport = viewport;
+    if (client.contentSize) client._cb.contentSize?.(client.contentSize);
+    // Following the container first: measurements of the opening plan's views may be answered
+    // before the socket is open, and their anchor moves the container.
+    if (options.scroller) client.bindScroller(options.scroller);
     client._applyPlan(answer.body.plan, 0);
     await client._connect();
-    if (options.scroller) client.bindScroller(options.scroller);
     return client;
 }
 
@@ -187,7 +228,7 @@ export class ViewportClient {
         this.stats = {
             created: 0, reused: 0, rebindFree: 0, recycled: 0, discarded: 0, moved: 0, plans: 0,
             messages: 0, alive: 0, shown: 0, rtt: 0, rttAverage: 0, plansPerSecond: 0, repaired: 0,
-            conflicts: 0, resyncs: 0, patches: 0, errors: 0,
+            conflicts: 0, resyncs: 0, patches: 0, replayed: 0, unavailable: 0, errors: 0, reconciled: 0,
         };
         /** handle -> {view, id, reuse, rect, shown, pinned}. */
         this._views = new Map();
@@ -205,7 +246,16 @@ export class ViewportClient {
         this._idleWaiters = [];
         this._closed = false;
         this._measure = options.measure ?? false;
+        /** item id -> the size last sent for it. */
         this._measured = new Map();
+        /** Edits the session applied, {seq, body}, oldest first: sent again after a resync. */
+        this._patchLog = [];
+        /** The highest seq of an edit that fell out of the log. */
+        this._patchLogFloor = 0;
+        /** [x, y] the scroll container was set to by this client: its scroll event is ours. */
+        this._expectedScroll = null;
+        /** The item of the last scrollTo, until the user scrolls: edits keep it still. */
+        this._scrollTarget = null;
         this._observer = null;
         this._resyncEndpoint = true;
         if (this._measure && typeof ResizeObserver === "function") {
@@ -235,8 +285,26 @@ export class ViewportClient {
         this._enqueue({ kind: "update", body: update, follow: true });
     }
 
-    /// Queues a stack edit (API.md "Stacks": resize, insert, remove, anchor).
+    /// Queues a stack edit (docs/api.md "Stacks and edits": resize, insert, remove, anchor).
     patch(body) { this._enqueue({ kind: "patch", body: { ...body } }); }
+
+    /// Talks to another viewportd from now on: one sharing the store with the first (docs/api.md
+    /// "Many instances, one store"), for example when the one in use stopped answering. The
+    /// socket is closed and opened again there; a message being tried again (after a 502, 503 or
+    /// a refused connection) goes there on its next try, with the same seq. The session may
+    /// answer 503 until the lease of an instance that died runs out, then 409 with "resync" if
+    /// that instance had not written everything: the client recovers (see the top of this file).
+    setBase(base) {
+        this._http.base = HTTP.normalize(base);
+        const socket = this._socket;
+        this._socket = null;
+        this.transport = "http";
+        this._socketRetryAt = this._options.socket === false ? Infinity : 0;
+        if (socket) { try { socket.close(1000); } catch { /* closed */ } }
+    }
+
+    /// The base URL requests go to.
+    get base() { return this._http.base; }
 
     /// Resolves once nothing is queued or in flight.
     flush() {
@@ -284,44 +352,88 @@ export class ViewportClient {
         }
         if (this._queue.length > 0) {
             this._schedule();
-        } else {
+        } else if (!this._reconcile()) {
             for (const resolve of this._idleWaiters.splice(0)) resolve();
         }
     }
 
-    /// Sends one message with the next seq and applies its answer; after a 409, resyncs and
-    /// sends it once more.
-    async _send(message, attempt = 0) {
-        const seq = this.seq + 1;
-        const started = now();
-        const answer = await this._exchange(message, seq);
-        this._timed(now() - started);
-        if (!isProblem(answer)) {
-            this._applyPlan(answer, seq);
-            if (message.follow) this._follow(answer.offset);
-            // Another writer applied this seq first: the answer was its plan (a retry's answer).
-            // It is what the session did, so it was applied; this update goes again.
-            const asked = message.kind === "update" ? message.body.offset : null;
-            if (asked && answer.offset && attempt < 2
-                && (Math.abs(asked[0] - answer.offset[0]) > 0.5 || Math.abs(asked[1] - answer.offset[1]) > 0.5)) {
-                this.stats.conflicts += 1;
-                return this._send(message, attempt + 1);
+    /// Once nothing is queued or in flight and the user is not scrolling: when the scroll
+    /// container is not at the session's offset (a move this client did not see as the user's:
+    /// a scroll event it took for its own, a clamp), an idle update tells the session where it
+    /// is. Once per position, so a session that answers another offset cannot make it loop.
+    /// True when it queued one.
+    _reconcile() {
+        const s = this._scroller;
+        if (!s || this._closed || this._scrollTracker?.scrolling()) return false;
+        const at = [s.scrollLeft, s.scrollTop];
+        if (Math.abs(at[0] - this.offset[0]) < 0.5 && Math.abs(at[1] - this.offset[1]) < 0.5) return false;
+        const last = this._reconciledAt;
+        if (last && Math.abs(last[0] - at[0]) < 0.5 && Math.abs(last[1] - at[1]) < 0.5) return false;
+        this._reconciledAt = at;
+        this.stats.reconciled += 1;
+        this.scroll(at, { phase: "idle" });
+        return true;
+    }
+
+    /// Sends one message with the next seq and applies its answer. A 503 or a refused request is
+    /// tried again (same seq) after Retry-After; after a 409 the client recovers (resync) and
+    /// sends the message again.
+    async _send(message) {
+        const giveUp = now() + UNAVAILABLE_GIVE_UP_MS;
+        let conflicts = 0;
+        for (;;) {
+            const seq = this.seq + 1;
+            const started = now();
+            let answer;
+            try {
+                answer = await this._exchange(message, seq);
+            } catch (error) {
+                // fetch refused: no server or proxy answered. The seq makes a retry safe.
+                if (this._closed || now() > giveUp) throw error;
+                this.stats.unavailable += 1;
+                await sleep(RETRY_MIN_MS * 5);
+                continue;
             }
-            return;
-        }
-        if (answer.status === 409 && attempt < 2) {
-            await this._recover(answer);
-            return this._send(message, attempt + 1);
-        }
-        if (message.kind === "patch") {
-            // An edit the server refused (422: an id not in a stack; 404/405: no stacks yet) is
-            // not sent again for the same sizes.
+            this._timed(now() - started);
+            if (!isProblem(answer)) {
+                this._applyPlan(answer, seq, message);
+                if (message.kind === "patch" && answer.seq === seq) this._logPatch(seq, message.body);
+                // Another writer applied this seq first: the answer was its plan (a retry's
+                // answer). It is what the session did, so it was applied; this update goes again.
+                const asked = message.kind === "update" ? message.body.offset : null;
+                if (asked && answer.offset && conflicts < 2
+                    && (Math.abs(asked[0] - answer.offset[0]) > 0.5 || Math.abs(asked[1] - answer.offset[1]) > 0.5)) {
+                    this.stats.conflicts += 1;
+                    conflicts += 1;
+                    continue;
+                }
+                return;
+            }
+            if ((answer.status === 503 || answer.status === 502 || answer.status === 504) && !this._closed && now() < giveUp) {
+                this.stats.unavailable += 1;
+                await sleep(retryDelay(answer));
+                continue;
+            }
+            if (answer.status === 409 && conflicts < 2) {
+                conflicts += 1;
+                await this._recover(answer);
+                continue;
+            }
             this.stats.errors += 1;
-            throw new ViewportdError(answer, "patch");
+            if (message.kind === "patch") {
+                // An edit the server refused (422: an id not in a stack) is not sent again for
+                // the same sizes.
+                throw new ViewportdError(answer, "patch");
+            }
+            if (answer.status === 404) this._closed = true;
+            throw new ViewportdError(answer, "update");
         }
-        this.stats.errors += 1;
-        if (answer.status === 404) this._closed = true;
-        throw new ViewportdError(answer, "update");
+    }
+
+    /// Remembers an applied edit, for a resync that finds the session lost it.
+    _logPatch(seq, body) {
+        this._patchLog.push({ seq, body });
+        if (this._patchLog.length > PATCH_LOG) this._patchLogFloor = this._patchLog.shift().seq;
     }
 
     /// One message out, its answer (a plan or a problem object) back: over the socket when one is
@@ -351,7 +463,13 @@ export class ViewportClient {
 
     /// Opens the session's socket; on failure updates go by HTTP, and the socket is tried again
     /// a little later.
-    async _connect() {
+    _connect() {
+        // One attempt at a time: a message queued while the socket opens waits for it.
+        this._connecting ??= this._openSocket().finally(() => { this._connecting = null; });
+        return this._connecting;
+    }
+
+    async _openSocket() {
         if (this._options.socket === false || typeof WebSocket !== "function" || this._closed) return;
         const protocols = ["viewportd.v1"];
         if (this._http.token) protocols.push("bearer." + this._http.token);
@@ -374,20 +492,25 @@ export class ViewportClient {
             this.transport = "http";
             return;
         }
+        // Each socket answers its own messages, in order.
+        const waiters = [];
         socket.onmessage = (event) => {
-            const waiter = this._socketWaiters.shift();
+            const waiter = waiters.shift();
             if (!waiter) return;
             try { waiter.resolve(JSON.parse(event.data)); } catch (error) { waiter.reject(error); }
         };
         const lost = () => {
-            if (this._socket === socket) this._socket = null;
+            for (const waiter of waiters.splice(0)) waiter.reject(new Error("socket closed"));
+            // A socket that setBase (or a newer socket) replaced: nothing else to do.
+            if (this._socket !== socket) return;
+            this._socket = null;
             this.transport = "http";
             this._socketRetryAt = now() + SOCKET_RETRY_MS;
-            for (const waiter of this._socketWaiters.splice(0)) waiter.reject(new Error("socket closed"));
         };
         socket.onclose = lost;
         socket.onerror = lost;
         this._socket = socket;
+        this._socketWaiters = waiters;
         this.transport = "socket";
     }
 
@@ -400,20 +523,111 @@ export class ViewportClient {
 
     // MARK: 409 and resync
 
-    /// After a 409: the session is at `problem.seq`, not at this page's seq. Tells the session the
-    /// views this page really has (POST …/resync); without that endpoint, continues at the
-    /// session's seq and repairs the views from its state.
+    /// After a 409: the session is at `problem.seq`, not at this page's seq.
+    ///
+    /// Behind this page (`"resync": true`: its instance died before writing the last updates),
+    /// the session has lost the edits this page made since: they are sent again first, so that
+    /// its layout is the one this page's views show, then this page's views are posted
+    /// (POST …/resync) and the session continues at this page's seq. Ahead of it (another
+    /// writer), the views are posted at the session's seq. Without the resync endpoint, the
+    /// page continues at the session's seq and repairs its views from its state.
     async _recover(problem) {
         this.stats.conflicts += 1;
-        const seq = typeof problem.seq === "number" ? problem.seq : this.seq;
-        if (this._options.resync !== false && await this._resync(seq)) return;
-        this.seq = seq;
-        const answer = await this._http.request("GET", `/v1/sessions/${encodeURIComponent(this.session)}`);
+        const sessionSeq = typeof problem.seq === "number" ? problem.seq : this.seq;
+        if (this._options.resync !== false) {
+            let complete = true;
+            if (problem.resync === true && sessionSeq < this.seq) complete = await this._replayLost(sessionSeq);
+            if (await this._resync(Math.max(this.seq, sessionSeq))) {
+                if (!complete) this._remeasure();
+                return;
+            }
+        }
+        this.seq = sessionSeq;
+        const answer = await this._request("GET", `/v1/sessions/${encodeURIComponent(this.session)}`);
         if (answer.status === 200) this._repairFrom(answer.body);
     }
 
+    /// Sends again, in order, the edits this page made after `sessionSeq` (the session's seq).
+    /// Their plans are about the session's restored views, not this page's, so they are not
+    /// applied: the resync that follows replaces those views. False when some of the lost edits
+    /// are no longer in the log.
+    async _replayLost(sessionSeq) {
+        let seq = sessionSeq;
+        for (const entry of this._patchLog) {
+            if (entry.seq <= sessionSeq) continue;
+            const answer = await this._exchangeRetrying({ kind: "patch", body: entry.body }, seq + 1);
+            if (isProblem(answer)) {
+                this._report(new ViewportdError(answer, "resync: an edit sent again"));
+                break;
+            }
+            seq = answer.seq;
+            this.stats.replayed += 1;
+        }
+        return sessionSeq >= this._patchLogFloor;
+    }
+
+    /// After a resync that could not send every lost edit again: the sizes of the shown views go
+    /// out again, measured afresh.
+    _remeasure() {
+        if (!this._observer) return;
+        this._measured.clear();
+        const resize = [];
+        for (const v of this._views.values()) {
+            if (!v.shown || !this._measures(v)) continue;
+            const element = this._element(v);
+            if (!element) continue;
+            const box = element.getBoundingClientRect();
+            if (box.width > 0 || box.height > 0) resize.push({ id: v.id, size: [box.width, box.height] });
+        }
+        if (resize.length > 0) this.patch({ resize, anchor: "visible" });
+    }
+
+    /// One HTTP request, tried again after a 503 or a refused connection (see _send).
+    async _request(method, path, body) {
+        const giveUp = now() + UNAVAILABLE_GIVE_UP_MS;
+        for (;;) {
+            let answer;
+            try {
+                answer = await this._http.request(method, path, body);
+            } catch (error) {
+                if (now() > giveUp) throw error;
+                this.stats.unavailable += 1;
+                await sleep(RETRY_MIN_MS * 5);
+                continue;
+            }
+            if ((answer.status === 503 || answer.status === 502 || answer.status === 504) && now() < giveUp) {
+                this.stats.unavailable += 1;
+                await sleep(retryDelay(answer.body));
+                continue;
+            }
+            return answer;
+        }
+    }
+
+    /// _exchange, tried again after a 503 or a refused connection.
+    async _exchangeRetrying(message, seq) {
+        const giveUp = now() + UNAVAILABLE_GIVE_UP_MS;
+        for (;;) {
+            let answer;
+            try {
+                answer = await this._exchange(message, seq);
+            } catch (error) {
+                if (now() > giveUp) throw error;
+                this.stats.unavailable += 1;
+                await sleep(RETRY_MIN_MS * 5);
+                continue;
+            }
+            if (isProblem(answer) && (answer.status === 503 || answer.status === 502 || answer.status === 504) && now() < giveUp) {
+                this.stats.unavailable += 1;
+                await sleep(retryDelay(answer));
+                continue;
+            }
+            return answer;
+        }
+    }
+
     /// POST /v1/sessions/{id}/resync with this page's views; false when the server has no such
-    /// endpoint. API.md "Many instances".
+    /// endpoint. docs/api.md "Many instances, one store".
     async _resync(seq) {
         const visible = [];
         for (const [handle, v] of this._views) if (v.shown) visible.push({ id: v.id, view: handle });
@@ -428,7 +642,7 @@ export class ViewportClient {
         if (!this._resyncEndpoint || this._options.resync === false) return false;
         const body = { seq, offset: this.offset, visible, pool };
         if (this.viewport) body.viewport = this.viewport;
-        const answer = await this._http.request("POST", `/v1/sessions/${encodeURIComponent(this.session)}/resync`, body);
+        const answer = await this._request("POST", `/v1/sessions/${encodeURIComponent(this.session)}/resync`, body);
         if (answer.status === 200 && answer.body && !isProblem(answer.body)) {
             this.seq = answer.body.seq ?? seq;
             this.stats.resyncs += 1;
@@ -436,7 +650,7 @@ export class ViewportClient {
         }
         // 405, or a 404 while the session itself still answers: the endpoint does not exist.
         if (answer.status === 405 || answer.status === 404) {
-            const state = await this._http.request("GET", `/v1/sessions/${encodeURIComponent(this.session)}`);
+            const state = await this._request("GET", `/v1/sessions/${encodeURIComponent(this.session)}`);
             if (state.status === 200) { this._resyncEndpoint = false; return false; }
         }
         throw new ViewportdError(answer.body ?? { status: answer.status }, "resync");
@@ -491,10 +705,17 @@ export class ViewportClient {
 
     // MARK: Plans
 
-    _applyPlan(plan, expectedSeq) {
+    /// Applies a plan to the views; `message` is what it answers (nil for the opening plan). After
+    /// an edit, the scroll container moves by the offset the anchor shifted; after a scrollTo, it
+    /// goes to the plan's offset.
+    _applyPlan(plan, expectedSeq, message) {
         if (plan.seq !== expectedSeq && plan.seq !== this.seq) {
             this._report(new Error(`plan seq ${plan.seq}, expected ${expectedSeq}`));
         }
+        const previousOffset = this.offset;
+        // Before an edit's plan moves the views (and its content size clamps the container): where
+        // the container is, and the views on screen, the first of which must stay put.
+        const anchor = message?.kind === "patch" && this._scroller ? this._screenAnchor() : null;
         const cb = this._cb;
         for (const e of plan.recycle ?? []) {
             const v = this._views.get(e.view);
@@ -557,6 +778,14 @@ export class ViewportClient {
         if (plan.cancelPrefetch && cb.cancelPrefetch) cb.cancelPrefetch(plan.cancelPrefetch);
         this.offset = plan.recenter ? [plan.offset[0] + plan.recenter[0], plan.offset[1] + plan.recenter[1]] : plan.offset;
         this.seq = plan.seq;
+        if (message?.kind === "patch" && previousOffset) {
+            this._shiftScroller(previousOffset, plan.offset, anchor);
+        } else if (message?.follow) {
+            this._follow(plan.offset);
+            // Until the user scrolls, edits keep this item still rather than the first on screen:
+            // measurements of the items around it do not move what was scrolled to.
+            this._scrollTarget = message.body.scrollTo?.id ?? null;
+        }
         this.stats.plans += 1;
         this._count();
         const t = now();
@@ -622,9 +851,9 @@ export class ViewportClient {
         }
         this._cb.recenter?.(delta);
         if (this._scroller) {
-            this._expectScroll = true;
             this._scroller.scrollLeft += delta[0];
             this._scroller.scrollTop += delta[1];
+            this._expectedScroll = [this._scroller.scrollLeft, this._scroller.scrollTop];
         }
     }
 
@@ -659,15 +888,21 @@ export class ViewportClient {
         return out;
     }
 
-    // MARK: Measuring (API.md "Stacks")
+    // MARK: Measuring (docs/api.md "Stacks and edits")
 
     _element(v) {
         if (this._options.element) return this._options.element(v.view);
         return typeof Element === "function" && v.view instanceof Element ? v.view : null;
     }
 
+    /// Whether a view's item is measured (`measure`: true, or the application's predicate).
+    _measures(v) {
+        if (this._measure === true) return true;
+        return typeof this._measure === "function" && v.id !== null && this._measure(v.id, v.reuse) === true;
+    }
+
     _observe(v) {
-        if (!this._observer) return;
+        if (!this._observer || !this._measures(v)) return;
         const element = this._element(v);
         if (element) { element.__viewportdHandle = v; this._observer.observe(element); }
     }
@@ -678,27 +913,28 @@ export class ViewportClient {
         if (element) this._observer.unobserve(element);
     }
 
-    /// ResizeObserver: a shown view whose box differs from its rect by more than half a point is
-    /// measured; its size goes out as `{"patch": {"resize": [...]}}` (coalesced per item).
+    /// ResizeObserver (it runs after layout, before paint): a shown view whose box differs from
+    /// its rect is measured; the sizes of one frame go out as one edit,
+    /// `{"patch": {"resize": [...], "anchor": "visible"}}`, merged per item with an edit still
+    /// queued. A size already sent and not yet answered is not sent twice.
     _measured_(entries) {
         const resize = [];
         for (const entry of entries) {
             const v = entry.target.__viewportdHandle;
-            if (!v || !v.shown || !v.rect) continue;
-            if (typeof this._measure === "function" && !this._measure(v.id)) continue;
+            if (!v || !v.shown || !v.rect || !this._measures(v)) continue;
             const box = entry.borderBoxSize?.[0];
             const w = box ? box.inlineSize : entry.target.offsetWidth;
             const h = box ? box.blockSize : entry.target.offsetHeight;
             if (w === 0 && h === 0) continue;
-            if (Math.abs(w - v.rect[2]) <= 0.5 && Math.abs(h - v.rect[3]) <= 0.5) continue;
+            if (Math.abs(w - v.rect[2]) <= MEASURE_EPSILON && Math.abs(h - v.rect[3]) <= MEASURE_EPSILON) continue;
             const sent = this._measured.get(v.id);
-            if (sent && Math.abs(sent[0] - w) <= 0.5 && Math.abs(sent[1] - h) <= 0.5) continue;
+            if (sent && Math.abs(sent[0] - w) <= MEASURE_EPSILON && Math.abs(sent[1] - h) <= MEASURE_EPSILON) continue;
             this._measured.set(v.id, [w, h]);
             resize.push({ id: v.id, size: [w, h] });
         }
         if (resize.length > 0) {
             this.stats.patches += 1;
-            this.patch({ resize });
+            this.patch({ resize, anchor: "visible" });
         }
     }
 
@@ -715,11 +951,11 @@ export class ViewportClient {
         const onScroll = () => {
             const t = now();
             const offset = [element.scrollLeft, element.scrollTop];
-            if (this._expectScroll) {
-                // Our own scroll (scrollTo's offset, a recenter): the session is there already.
-                this._expectScroll = false;
-                if (Math.abs(offset[0] - this.offset[0]) < 0.5 && Math.abs(offset[1] - this.offset[1]) < 0.5) return;
-            }
+            const expected = this._expectedScroll;
+            this._expectedScroll = null;
+            // Our own scroll (scrollTo's offset, an edit's anchor, a recenter): the session knows.
+            if (expected && Math.abs(offset[0] - expected[0]) < 0.5 && Math.abs(offset[1] - expected[1]) < 0.5) return;
+            this._scrollTarget = null;
             let phase = "dragging";
             if (last === null) {
                 phase = "drag-begin";
@@ -742,6 +978,12 @@ export class ViewportClient {
             velocity = [0, 0];
             this.scroll([element.scrollLeft, element.scrollTop], { phase: "idle" });
         };
+        this._scrollTracker = {
+            // The container moved by `delta` under the user's scroll (an edit's anchor).
+            shift(delta) { if (last) last.offset = [last.offset[0] + delta[0], last.offset[1] + delta[1]]; },
+            // Whether the user is scrolling (no rest since the last scroll event).
+            scrolling() { return last !== null; },
+        };
         element.addEventListener("scroll", onScroll, { passive: true });
         element.addEventListener("scrollend", rest);
         let resizeObserver = null;
@@ -759,7 +1001,7 @@ export class ViewportClient {
             element.removeEventListener("scrollend", rest);
             resizeObserver?.disconnect();
             clearTimeout(idleTimer);
-            if (this._scroller === element) this._scroller = null;
+            if (this._scroller === element) { this._scroller = null; this._scrollTracker = null; }
         };
         this._unbindScroller = unbind;
         return unbind;
@@ -768,9 +1010,90 @@ export class ViewportClient {
     /// After a scrollTo: the scroll container goes where the session went.
     _follow(offset) {
         if (!this._scroller || !offset) return;
-        this._expectScroll = true;
-        this._scroller.scrollLeft = offset[0];
-        this._scroller.scrollTop = offset[1];
+        this._scrollContainerTo(offset);
+    }
+
+    /// Where the scroll container is and the shown views on screen there, in the order they
+    /// should stay still through an edit: the item last scrolled to (client.scrollTo) until the
+    /// user scrolls, then from the top (then the left; pinned headers aside). Candidates after the
+    /// first serve when an edit takes the first away. {at: [x, y], views: [{handle, id, rect}]}.
+    /// - Complexity: O(v log v) for v views.
+    _screenAnchor() {
+        const s = this._scroller;
+        const x = s.scrollLeft, y = s.scrollTop, w = s.clientWidth, h = s.clientHeight;
+        const views = [];
+        for (const [handle, v] of this._views) {
+            const r = v.rect;
+            if (!v.shown || v.pinned || !r) continue;
+            if (r[0] < x + w && r[0] + r[2] > x && r[1] < y + h && r[1] + r[3] > y) views.push({ handle, id: v.id, rect: r });
+        }
+        const target = this._scrollTarget;
+        views.sort((a, b) => (b.id === target) - (a.id === target) || a.rect[1] - b.rect[1] || a.rect[0] - b.rect[0]);
+        return { at: [x, y], views };
+    }
+
+    /// After an edit: the session moved its offset from `before` to `after` to keep the first
+    /// item on screen where it was (anchor "visible"), and the views moved with the edit; the
+    /// scroll container moves in the same task, so nothing on screen moves. It moves by as much
+    /// as the first view of `anchor` that is still shown (the session anchored where its offset
+    /// was, which lags the container while the user scrolls), from where it was before the plan
+    /// (a smaller content size may have clamped it since), and the queued offsets move with it.
+    /// When the container was at the session's offset and both agree, it goes to the session's
+    /// new offset exactly.
+    _shiftScroller(before, after, anchor) {
+        const s = this._scroller;
+        if (!s || !anchor) return;
+        const server = [after[0] - before[0], after[1] - before[1]];
+        let delta = server;
+        for (const a of anchor.views) {
+            const v = this._views.get(a.handle);
+            if (!v || !v.shown || v.id !== a.id || !v.rect) continue;
+            delta = [v.rect[0] - a.rect[0], v.rect[1] - a.rect[1]];
+            break;
+        }
+        const at = anchor.at;
+        const unmoved = Math.abs(delta[0]) < MEASURE_EPSILON && Math.abs(delta[1]) < MEASURE_EPSILON;
+        if (unmoved && s.scrollLeft === at[0] && s.scrollTop === at[1]
+            && Math.abs(server[0]) < MEASURE_EPSILON && Math.abs(server[1]) < MEASURE_EPSILON) return;
+        const settled = Math.abs(at[0] - before[0]) < 0.5 && Math.abs(at[1] - before[1]) < 0.5;
+        // The session's anchor is this page's: the container goes to the session's offset.
+        const exact = settled && Math.abs(delta[0] - server[0]) < 0.5 && Math.abs(delta[1] - server[1]) < 0.5;
+        const queued = this._queue.length;
+        if (exact) {
+            this._scrollContainerTo(after);
+        } else {
+            s.scrollLeft = at[0] + delta[0];
+            s.scrollTop = at[1] + delta[1];
+            this._expectedScroll = [s.scrollLeft, s.scrollTop];
+        }
+        const now_ = this._expectedScroll;
+        // Offsets queued before the plan were taken in the content as it was: they move too, and
+        // one taken where the container was is where the container is now.
+        for (const message of this._queue.slice(0, queued)) {
+            const offset = message.kind === "update" ? message.body.offset : null;
+            if (!offset) continue;
+            message.body.offset = Math.abs(offset[0] - at[0]) < 0.5 && Math.abs(offset[1] - at[1]) < 0.5
+                ? now_ : [offset[0] + delta[0], offset[1] + delta[1]];
+        }
+        this._scrollTracker?.shift(delta);
+        // The container's scroll event for this is ignored as ours: the session learns where
+        // the container is from this update (merged with a queued one of the same phase).
+        if (!exact) this.scroll(now_, { phase: this._scrollTracker?.scrolling() ? "dragging" : "idle" });
+    }
+
+    /// Sets the scroll container to the session's offset. The browser may clamp it to the
+    /// content: then an update tells the session where the container really is.
+    _scrollContainerTo(offset) {
+        const s = this._scroller;
+        s.scrollLeft = offset[0];
+        s.scrollTop = offset[1];
+        const at = [s.scrollLeft, s.scrollTop];
+        this._expectedScroll = at;
+        // Rounded to whole pixels (less than half a point off): the session keeps the exact
+        // offset, so roundings do not add up over many edits.
+        if (Math.abs(at[0] - offset[0]) >= 0.5 || Math.abs(at[1] - offset[1]) >= 0.5) {
+            this.scroll(at, { phase: "idle" });
+        }
     }
 
     /// Stops following the scroll container and closes the socket; with {end: true} also ends
@@ -787,14 +1110,17 @@ export class ViewportClient {
 
 /// Callbacks for views that are absolutely positioned elements in `content` (a positioned,
 /// sized element inside the scroll container). `render(element, entry)` fills an element for
-/// an item (called on create and on every rebind); `measure: true` leaves the height to the
-/// content (for stacks). Every element carries data-view (its handle) and, while shown,
+/// an item (called on create and on every rebind); `measure` (true, or a function of the entry:
+/// {id, reuse}) leaves the height of those items to their content, for stack items measured with
+/// openSession's `measure`. Every element carries data-view (its handle) and, while shown,
 /// data-item-id.
 export function domViews(content, { render, tag = "div", className = "viewportd-item", measure = false, onCreate, onRelease } = {}) {
-    const place = (element, rect) => {
+    const measured = (entry) => measure === true || (typeof measure === "function" && measure(entry) === true);
+    const place = (element, entry) => {
+        const rect = entry.rect;
         element.style.transform = `translate(${rect[0]}px, ${rect[1]}px)`;
         element.style.width = `${rect[2]}px`;
-        if (!measure) element.style.height = `${rect[3]}px`;
+        element.style.height = measured(entry) ? "" : `${rect[3]}px`;
     };
     return {
         create(entry) {
@@ -806,7 +1132,7 @@ export function domViews(content, { render, tag = "div", className = "viewportd-
             element.dataset.view = String(entry.view);
             element.dataset.itemId = entry.id;
             if (entry.reuse) element.dataset.reuse = entry.reuse;
-            if (entry.rect) place(element, entry.rect);
+            if (entry.rect) place(element, entry);
             render?.(element, entry);
             content.appendChild(element);
             onCreate?.(element, entry);
@@ -819,7 +1145,7 @@ export function domViews(content, { render, tag = "div", className = "viewportd-
         show(element, entry) {
             element.dataset.itemId = entry.id;
             element.style.display = "";
-            place(element, entry.rect);
+            place(element, entry);
         },
         hide(element) {
             element.style.display = "none";
@@ -829,7 +1155,7 @@ export function domViews(content, { render, tag = "div", className = "viewportd-
             element.remove();
             onRelease?.(element, entry);
         },
-        move(element, entry) { place(element, entry.rect); },
+        move(element, entry) { place(element, entry); },
         contentSize(size) {
             content.style.width = `${size[0]}px`;
             content.style.height = `${size[1]}px`;

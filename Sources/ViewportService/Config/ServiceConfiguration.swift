@@ -58,7 +58,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// A store shared by several instances (API.md "Many instances, one store"); without
+    /// A store shared by several instances (docs/api.md "Many instances, one store"); without
     /// `store.url`, sessions and layouts live in this process only.
     public struct Store: Sendable, Equatable {
         /// `store.url`: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis-protocol server

@@ -2,6 +2,9 @@ import ViewportCore
 
 /// What the plans of one replay asked of a client, per reuse class (and for items without a
 /// reuse identifier), with views alive counted as created − discarded.
+///
+/// Classes are the layout's reuse identifiers in order; an edit that inserts items with a new
+/// identifier appends it (a layout's edits only ever append names, so a class keeps its index).
 struct ReplayCounts: Sendable {
     /// Counts of one reuse identifier.
     struct Class: Sendable, Equatable {
@@ -21,34 +24,45 @@ struct ReplayCounts: Sendable {
     }
 
     var classes: [Class]
+    /// The reuse identifier of each class.
+    var names: [String]
     /// Items without a reuse identifier: created on entering, discarded on leaving.
     var none = Class()
     /// The most views alive at once over all identifiers (the session's `peakViews`).
     var peakViews = 0
-    /// Updates applied (retries are not).
+    /// Updates applied (retries are not), edits included.
     var applied = 0
+    /// Edits (patch lines) applied.
+    var edits = 0
 
-    init(classes: Int) {
-        self.classes = Array(repeating: Class(), count: classes)
+    init(names: [String]) {
+        self.names = names
+        self.classes = Array(repeating: Class(), count: names.count)
     }
 
-    /// Adds one plan.
+    /// Adds one plan; `layout` is the session's layout after it (leaving items are looked up in
+    /// the plan's previous layout when it changed the layout).
     /// - Complexity: O(entries of the plan + reuse classes).
     mutating func account(_ plan: Plan, layout: Layout) {
-        func update(_ item: Int, _ body: (inout Class) -> Void) {
+        if layout.reuseNames.count > names.count {
+            names.append(contentsOf: layout.reuseNames[names.count...])
+            classes.append(contentsOf: repeatElement(Class(), count: names.count - classes.count))
+        }
+        let leaving = plan.previousLayout ?? layout
+        func update(_ item: Int, in layout: Layout, _ body: (inout Class) -> Void) {
             let c = layout.reuseClass(of: item)
             if c < 0 { body(&none) } else { body(&classes[c]) }
         }
-        for e in plan.recycle { update(e.item) { $0.recycled += 1; $0.shown -= 1 } }
-        for e in plan.discard { update(e.item) { $0.discarded += 1; $0.shown -= 1; $0.alive -= 1 } }
+        for e in plan.recycle { update(e.item, in: leaving) { $0.recycled += 1; $0.shown -= 1 } }
+        for e in plan.discard { update(e.item, in: leaving) { $0.discarded += 1; $0.shown -= 1; $0.alive -= 1 } }
         for e in plan.reuse {
-            update(e.item) {
+            update(e.item, in: layout) {
                 $0.reused += 1
                 $0.shown += 1
                 if !e.rebind { $0.rebindFree += 1 }
             }
         }
-        for e in plan.create { update(e.item) { $0.created += 1; $0.shown += 1; $0.alive += 1 } }
+        for e in plan.create { update(e.item, in: layout) { $0.created += 1; $0.shown += 1; $0.alive += 1 } }
         var total = none.alive
         none.peakViews = max(none.peakViews, none.alive)
         for c in classes.indices {

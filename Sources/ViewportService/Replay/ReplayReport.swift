@@ -24,8 +24,12 @@ public struct ReplayReport: Sendable {
         public var discarded: Int { counts.discarded }
     }
 
+    /// Lines of the trace: updates and patches.
     public var updates: Int
+    /// Lines applied (retries are not).
     public var applied: Int
+    /// Patch lines applied (edits of the session's layout).
+    public var edits: Int
     public var items: Int
     public var viewport: Size
     public var buffer: Double
@@ -39,7 +43,8 @@ public struct ReplayReport: Sendable {
 
     /// A table for people.
     public var text: String {
-        var out = "\(updates) updates (\(applied) applied) over \(items) items, viewport \(Self.number(viewport.width))x"
+        let edited = edits > 0 ? ", \(edits) of them edits" : ""
+        var out = "\(updates) updates (\(applied) applied\(edited)) over \(items) items, viewport \(Self.number(viewport.width))x"
             + "\(Self.number(viewport.height)), buffer \(Self.number(buffer)), pool \(poolMax.map { "max \($0)" } ?? "uncapped")\n\n"
         let header = ["reuse", "peak views", "creates", "reuses", "rebind-free", "discards", "smallest cap (creates within 1%)"]
         var rows: [[String]] = [header]
@@ -81,6 +86,8 @@ public struct ReplayReport: Sendable {
         w.int(updates)
         w.key("applied")
         w.int(applied)
+        w.key("edits")
+        w.int(edits)
         w.key("items")
         w.int(items)
         w.key("viewport")

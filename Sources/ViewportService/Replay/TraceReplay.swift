@@ -1,12 +1,15 @@
 import ViewportCore
 
 /// `viewportd replay`: runs the core in process over a recorded trace (NDJSON viewport updates,
-/// the body format of `POST /v1/sessions/{id}/viewport`) and counts, per reuse identifier, what
-/// the plans asked of a client; then finds, per identifier, the smallest pool cap that keeps
-/// creates within 1% of uncapped (what RecyclerView's `setMaxRecycledViews` should be).
+/// the body format of `POST /v1/sessions/{id}/viewport`, and `{"patch": {…}}` lines, edits of the
+/// session's layout as in a stream of updates) and counts, per reuse identifier, what the plans
+/// asked of a client; then finds, per identifier, the smallest pool cap that keeps creates within
+/// 1% of uncapped (what RecyclerView's `setMaxRecycledViews` should be).
 ///
-/// The layout and updates are read with the service's own decoders, so a trace the server takes
-/// replays the same way, `seq` included (a retry is answered, not applied; a gap is an error).
+/// The layout and lines are read with the service's own decoders and applied as the server
+/// applies them, so a trace the server takes replays the same way, `seq` included (a retry is
+/// answered, not applied; a gap is an error): an update's ids (`scrollTo`, `select`) are looked up
+/// in the session's layout as it is when the update comes, after the edits before it.
 public struct TraceReplay: Sendable {
     /// Session options of the replay (the trace's updates may still change the viewport's size).
     public struct Options: Sendable {
@@ -43,17 +46,27 @@ public struct TraceReplay: Sendable {
         }
     }
 
+    /// One line of the trace.
+    enum Message: Sendable {
+        /// An update whose ids were looked up in the layout as posted (no edit came before it).
+        case resolved(ViewportUpdate)
+        /// An update after an edit: its ids are looked up when it is applied.
+        case update(UpdateRequest)
+        /// `{"patch": {…}}`: an edit of the session's layout.
+        case patch(LayoutEditRequest)
+    }
+
     public let layout: Layout
     public let options: Options
-    /// The decoded updates and the line (from 1) each came from.
-    let updates: [ViewportUpdate]
+    /// The decoded lines and the line (from 1) each came from.
+    let messages: [Message]
     let lines: [Int]
 
     /// Slack of the cap search: creates at the cap ≤ uncapped × (100 + slack) / 100.
     public static let slackPercent = 1
 
-    /// Decodes a layout object (as posted to `/v1/layouts`) and a trace (one update per line;
-    /// blank lines are skipped).
+    /// Decodes a layout object (as posted to `/v1/layouts`) and a trace (one update or patch per
+    /// line; blank lines are skipped).
     public init(layoutJSON: [UInt8], trace: [UInt8], options: Options) throws(Failure) {
         do {
             layout = try JSONReader.read(layoutJSON) { r in
@@ -65,8 +78,9 @@ public struct TraceReplay: Sendable {
             throw Failure(description: "layout: \(error.problem.detail)")
         }
         self.options = options
-        var updates: [ViewportUpdate] = []
+        var messages: [Message] = []
         var lines: [Int] = []
+        var edited = false
         var line = 0
         var start = 0
         let layout = self.layout
@@ -79,7 +93,13 @@ public struct TraceReplay: Sendable {
                 start = end + 1
                 guard text.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
                 do {
-                    updates.append(try UpdateRequest.decode(text).resolve(in: layout))
+                    switch try StreamMessage.decode(text) {
+                    case .update(let request):
+                        messages.append(edited ? .update(request) : .resolved(try request.resolve(in: layout)))
+                    case .patch(let request):
+                        messages.append(.patch(request))
+                        edited = true
+                    }
                     lines.append(line)
                 } catch {
                     return Failure(description: "trace line \(line): \(error.problem.detail)")
@@ -88,12 +108,24 @@ public struct TraceReplay: Sendable {
             return nil
         }
         if let failure { throw failure }
-        self.updates = updates
+        self.messages = messages
         self.lines = lines
     }
 
-    /// The number of updates in the trace.
-    public var updateCount: Int { updates.count }
+    /// The number of lines with an update or a patch in the trace.
+    public var updateCount: Int { messages.count }
+
+    /// Applies one line to the session as the server would, and answers its plan.
+    static func apply(_ message: Message, to session: inout ViewportSession) throws -> Plan {
+        switch message {
+        case .resolved(let update):
+            return try session.apply(update)
+        case .update(let request):
+            return try session.apply(try request.resolve(in: session.layout))
+        case .patch(let request):
+            return try session.apply(request.edit, anchor: request.anchor, seq: request.seq, maxItems: Int(Int32.max))
+        }
+    }
 
     /// Replays with `caps` and counts per reuse class. `progress(fraction)` is called every
     /// few thousand updates.
@@ -108,18 +140,21 @@ public struct TraceReplay: Sendable {
         } catch {
             throw Failure(description: "opening the session: \(error)")
         }
-        var counts = ReplayCounts(classes: layout.reuseNames.count)
+        var counts = ReplayCounts(names: layout.reuseNames)
         counts.account(session.lastPlan, layout: layout)
-        let every = max(1, updates.count / 200)
-        for (k, update) in updates.enumerated() {
+        let every = max(1, messages.count / 200)
+        for (k, message) in messages.enumerated() {
             let before = session.seq
             do {
-                let plan = try session.apply(update)
-                if session.seq != before { counts.account(plan, layout: layout) }
+                let plan = try Self.apply(message, to: &session)
+                if session.seq != before {
+                    counts.account(plan, layout: session.layout)
+                    if case .patch = message { counts.edits += 1 }
+                }
             } catch {
                 throw Failure(description: "trace line \(lines[k]): \(error.problem.detail)")
             }
-            if k % every == 0 { progress(Double(k) / Double(updates.count)) }
+            if k % every == 0 { progress(Double(k) / Double(messages.count)) }
         }
         counts.applied = Int(session.stats.updates)
         return counts
@@ -154,7 +189,7 @@ public struct TraceReplay: Sendable {
             var middle = high
             for c in low.indices where low[c] < high[c] {
                 middle[c] = (low[c] + high[c]) / 2
-                perReuse[layout.reuseNames[c]] = middle[c]
+                perReuse[uncapped.names[c]] = middle[c]
             }
             let counts = try next("searching caps", caps: PoolCaps(max: nil, perReuse: perReuse))
             for c in low.indices where low[c] < high[c] {
@@ -170,7 +205,7 @@ public struct TraceReplay: Sendable {
         for c in uncapped.classes.indices {
             identifiers.append(
                 ReplayReport.Identifier(
-                    reuse: layout.reuseNames[c], counts: reported.classes[c], uncappedCreates: uncapped.classes[c].created,
+                    reuse: uncapped.names[c], counts: reported.classes[c], uncappedCreates: uncapped.classes[c].created,
                     peakPooledUncapped: uncapped.classes[c].peakPooled, smallestCap: high[c], createsAtSmallestCap: atCap[c]))
         }
         if reported.none.created > 0 {
@@ -180,7 +215,7 @@ public struct TraceReplay: Sendable {
                     smallestCap: nil, createsAtSmallestCap: nil))
         }
         return ReplayReport(
-            updates: updates.count, applied: reported.applied, items: layout.count, viewport: options.viewport,
+            updates: messages.count, applied: reported.applied, edits: reported.edits, items: layout.count, viewport: options.viewport,
             buffer: options.buffer, poolMax: options.poolMax, identifiers: identifiers, peakViews: reported.peakViews,
             runs: run)
     }

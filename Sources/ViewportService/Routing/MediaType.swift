@@ -4,7 +4,7 @@ enum MediaType: Equatable, Sendable {
     case ndjson
     case other(String)
 
-    /// Absent means JSON (API.md). Parameters (`; charset=utf-8`) are allowed; a charset other
+    /// Absent means JSON (docs/api.md "Bodies and media types"). Parameters (`; charset=utf-8`) are allowed; a charset other
     /// than UTF-8 is not. Media types compare without regard to case.
     ///
     /// On the hot path (every update): the exact `application/json` is matched first, without

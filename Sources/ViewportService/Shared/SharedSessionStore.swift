@@ -4,7 +4,7 @@ import Synchronization
 import ViewportCore
 import ViewportRedis
 
-/// Sessions in this process in front of a store shared by several instances (API.md "Many
+/// Sessions in this process in front of a store shared by several instances (docs/api.md "Many
 /// instances, one store").
 ///
 /// - Requests are answered from memory: a change marks the session dirty, and a background

@@ -4,13 +4,13 @@ import ViewportCore
 /// `{"sections": […], "axis", "insets", "spacing", "contentSize"}`) straight into a
 /// `LayoutBuilder`, item by item, without an intermediate array of strings.
 ///
-/// Error precedence follows API.md (413, then 400, then 422): more items than allowed stops at
+/// Error precedence follows docs/api.md "Errors" (413, then 400, then 422): more items than allowed stops at
 /// once with 413; a semantic error (negative size, duplicate id, …) is remembered and the rest of
 /// the body is still parsed, so a later syntax error still answers 400.
 struct LayoutDecoder {
     let maxItems: Int
 
-    /// Decodes a layout, throwing only what comes before 422 in API.md's order (413, 400). A
+    /// Decodes a layout, throwing only what comes before 422 in docs/api.md's order (413, 400). A
     /// semantic error (422) is returned as the failure, for the caller to throw once the rest of
     /// the body is read: a syntax error after the layout object (trailing bytes, a malformed
     /// field of the session body that holds it) must still answer 400.

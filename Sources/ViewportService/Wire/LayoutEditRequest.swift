@@ -1,6 +1,6 @@
 import ViewportCore
 
-/// The body of `PATCH /v1/sessions/{id}/layout` (API.md "Stacks"):
+/// The body of `PATCH /v1/sessions/{id}/layout` (docs/api.md "Stacks and edits"):
 /// `{"resize"?: [{"id", "size"}], "insert"?: [{"before" | "after": id, or "at": "start" | "end"
 /// with "section", "items": [{"id", "size"?, "reuse"?}]}], "remove"?: [id], "anchor"?, "seq"?}`.
 ///
@@ -116,7 +116,7 @@ struct LayoutEditRequest: Sendable {
 }
 
 /// One line of an NDJSON stream of updates, or one WebSocket message: a viewport update, or
-/// `{"patch": {…a PATCH body…}}`, an edit of the session's layout (API.md "Stacks").
+/// `{"patch": {…a PATCH body…}}`, an edit of the session's layout (docs/api.md "Stacks and edits").
 enum StreamMessage: Sendable {
     case update(UpdateRequest)
     case patch(LayoutEditRequest)

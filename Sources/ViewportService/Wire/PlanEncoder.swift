@@ -1,7 +1,8 @@
 import ViewportCore
 
 /// Writes plans and session state as JSON by hand: plans are the hot response (a `JSONEncoder`
-/// measured ~14× slower for them, DESIGN.md).
+/// measured ~14× slower for them: about 4 µs for a small struct; measure before hand-writing
+/// anything else).
 enum PlanEncoder {
     static func encode(_ plan: Plan, layout: Layout, into w: inout JSONWriter) {
         w.beginObject()
@@ -65,7 +66,7 @@ enum PlanEncoder {
         w.endObject()
     }
 
-    /// Paging, helper and loop outputs (API.md "Paging and deceleration", "Scrolling helpers").
+    /// Paging, helper and loop outputs (docs/api.md "Paging and deceleration", "Scrolling helpers").
     private static func encodeExtras(_ plan: Plan, layout: Layout, into w: inout JSONWriter) {
         if !plan.unpin.isEmpty {
             w.key("unpin")

@@ -5,7 +5,7 @@ import ViewportCore
 /// `"grid": {"columns", "count", "itemSize", "spacing"?}` (spacing a number or `[x, y]`),
 /// `"pages": {"count", "size", "axis"?}`, `"items": [{"id", "rect", "reuse"?, "sticky"?}]`, or
 /// `"stack": {"items": [{"id", "size"?, "reuse"?, "lane"?}], "estimate"?, "spacing"?, "lanes"?,
-/// "laneSize"?}` (API.md "Stacks").
+/// "laneSize"?}` (docs/api.md "Stacks and edits").
 ///
 /// Shapes are checked here (400: wrong types, unknown or missing fields); values (sizes, lanes,
 /// ids) by the section stack and the builder (422, naming the section, field and item).

@@ -16,7 +16,7 @@ public import struct Foundation.Data
 #endif
 public import struct Foundation.Date
 import HTTPTypes
-/// The normative contract is API.md; this document describes API v1 as served.
+/// The reference for client authors is docs/api.md in the repository (the same API in prose); this document describes API v1 as served.
 ///
 /// - Bodies are JSON (`application/json`, UTF-8; a body without `Content-Type` is read as JSON); viewport update streams are NDJSON (`application/x-ndjson`).
 /// - Geometry is in points, as finite JSON numbers, in content coordinates with the origin top-left: Rect `[x, y, width, height]`, Size `[width, height]`, Point `[x, y]`, Insets `[top, left, bottom, right]`.
@@ -24,7 +24,7 @@ import HTTPTypes
 /// - Errors are `application/problem+json` (RFC 9457). When several apply, the first in this order wins: 401, 404, 405, 415, 413, 400, 422, 409, 429. Nothing about a session changes on an error.
 /// - A known path with a method it does not answer is a 405 with an `Allow` header; an unknown path is a 404.
 /// - Authorization is optional: when `auth.token` is configured, every path but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (401 otherwise).
-/// - Several instances can share one store (`store.url`, Redis or Valkey; API.md "Many instances, one store"): any instance answers any request, a session moves to the instance that gets its request, `/healthz` adds `store`, a 409 may ask for a resync (`POST /v1/sessions/{id}/resync`), and requests that need the store while it does not answer get 503 with `Retry-After`.
+/// - Several instances can share one store (`store.url`, Redis or Valkey; docs/api.md "Many instances, one store"): any instance answers any request, a session moves to the instance that gets its request, `/healthz` adds `store`, a 409 may ask for a resync (`POST /v1/sessions/{id}/resync`), and requests that need the store while it does not answer get 503 with `Retry-After`.
 /// - Request bodies list valid requests under `examples` and rejected ones (which break the schema) under `x-invalid-examples`; a request example and the response example it produces share a name.
 /// - Response objects are closed here (`additionalProperties: false`) so conformance tests catch undocumented fields; clients should ignore fields they do not know, as later versions add some.
 /// - Layouts are given item by item (`items`) or generated from `sections` (lists, grids, pages, explicit items); items marked `sticky` are section headers that pin at the top of the viewport while their section is on screen (plans report `pin` and `unpin`, the session state `pinned`).
@@ -1415,7 +1415,7 @@ public struct Client: APIProtocol {
     }
     /// Edit the stacks of a session's layout
     ///
-    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    /// Edits the session's layout in place, without sending it again (docs/api.md "Stacks and edits"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
     ///
     /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
     ///
@@ -2184,7 +2184,7 @@ public struct Client: APIProtocol {
     }
     /// Liveness
     ///
-    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (docs/api.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -2496,7 +2496,7 @@ public struct Client: APIProtocol {
     }
     /// Adopt the client's views (after a 409 with resync)
     ///
-    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    /// docs/api.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.

@@ -3537,7 +3537,7 @@ extension Components {
                 try self.value2.encode(to: encoder)
             }
         }
-        /// Where a drag comes to rest (API.md "Paging and deceleration"), with `o` the `drag-end` offset, `b` the last `drag-begin` offset, `v` the velocity, `s` the page size, `r` the deceleration rate and the natural resting offset `p = o + v/1000 · r/(1 − r)` along the paging axis:
+        /// Where a drag comes to rest (docs/api.md "Paging and deceleration"), with `o` the `drag-end` offset, `b` the last `drag-begin` offset, `v` the velocity, `s` the page size, `r` the deceleration rate and the natural resting offset `p = o + v/1000 · r/(1 − r)` along the paging axis:
         ///
         /// - `none`: `p`.
         /// - `page`: UIScrollView's `pagingEnabled` (also for pages smaller than the viewport): `k0 = floor((b + s/2) / s)`; if `v = 0`, `k = floor((o + s/2) / s)`; otherwise `vote = sign(v) + (o > b ? 1 : −1)` and `k = k0 + sign(vote)`; the target is `k · s`.
@@ -4354,7 +4354,7 @@ extension Components {
                 ])
             }
         }
-        /// A stack (API.md "Stacks"): items with their own ids that flow along the layout's axis, each where the previous item of its lane ends. Along y (x swaps the roles) item rects are `[laneX, y, w, h]` with `y` the end of the previous item of the same lane plus `spacing` (the section's origin for a lane's first item), `laneX = origin.x + lane × (laneSize + spacing)`. Each item joins the lane whose end is shortest when it is added (the lowest index on a tie), with the sizes known then, and keeps it afterwards. A stack's extent along the axis is its longest lane. Sizes, `spacing` and `laneSize` are at most 10¹² points (422 otherwise). Its items can be edited later, per session, with `PATCH /v1/sessions/{id}/layout`.
+        /// A stack (docs/api.md "Stacks and edits"): items with their own ids that flow along the layout's axis, each where the previous item of its lane ends. Along y (x swaps the roles) item rects are `[laneX, y, w, h]` with `y` the end of the previous item of the same lane plus `spacing` (the section's origin for a lane's first item), `laneX = origin.x + lane × (laneSize + spacing)`. Each item joins the lane whose end is shortest when it is added (the lowest index on a tie), with the sizes known then, and keeps it afterwards. A stack's extent along the axis is its longest lane. Sizes, `spacing` and `laneSize` are at most 10¹² points (422 otherwise). Its items can be edited later, per session, with `PATCH /v1/sessions/{id}/layout`.
         ///
         /// - Remark: Generated from `#/components/schemas/StackSection`.
         public struct StackSection: Codable, Hashable, Sendable {

@@ -62,7 +62,7 @@ public protocol APIProtocol: Sendable {
     func getSessionLayout(_ input: Operations.GetSessionLayout.Input) async throws -> Operations.GetSessionLayout.Output
     /// Edit the stacks of a session's layout
     ///
-    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    /// Edits the session's layout in place, without sending it again (docs/api.md "Stacks and edits"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
     ///
     /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
     ///
@@ -93,7 +93,7 @@ public protocol APIProtocol: Sendable {
     func openSocket(_ input: Operations.OpenSocket.Input) async throws -> Operations.OpenSocket.Output
     /// Liveness
     ///
-    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (docs/api.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -114,7 +114,7 @@ public protocol APIProtocol: Sendable {
     func openapi(_ input: Operations.Openapi.Input) async throws -> Operations.Openapi.Output
     /// Adopt the client's views (after a 409 with resync)
     ///
-    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    /// docs/api.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
@@ -233,7 +233,7 @@ extension APIProtocol {
     }
     /// Edit the stacks of a session's layout
     ///
-    /// Edits the session's layout in place, without sending it again (API.md "Stacks"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
+    /// Edits the session's layout in place, without sending it again (docs/api.md "Stacks and edits"): `resize` sets measured sizes, `insert` adds items `before` or `after` an item id or `at` the `start`/`end` of the stack named by `section`, `remove` takes items out, in that order (inserts in list order). Every id named must be an item of a stack: an unknown id, a new id already in the layout, or an item of another section kind (or of an items layout) is a 422 naming it, and nothing changes. Lanes: a resized item keeps its lane; items inserted `before`/`after` an item join its lane, at the `end` each the lane shortest when it is added, at the `start` the lane of the stack's first item.
     ///
     /// The answer is a plan: the edit is an update (it takes the next `seq`, accepts `seq` like a viewport update — the last one is a retry answering the last plan before the edit is even looked at — and counts as phase `idle`). Items that stay materialized keep their views, under `move` when their rect changed; the others leave (previous layout's order) and enter (new order) by the usual rules; `contentSize` is present when the edit changed it. `anchor` (default `visible`) decides the new offset, see `EditAnchor`.
     ///
@@ -292,7 +292,7 @@ extension APIProtocol {
     }
     /// Liveness
     ///
-    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (API.md "Many instances, one store"); the status stays 200: the process is alive.
+    /// Never needs authorization. With a shared store (`store.url`), `store` says whether it answers (docs/api.md "Many instances, one store"); the status stays 200: the process is alive.
     ///
     /// - Remark: HTTP `GET /healthz`.
     /// - Remark: Generated from `#/paths//healthz/get(health)`.
@@ -319,7 +319,7 @@ extension APIProtocol {
     }
     /// Adopt the client's views (after a 409 with resync)
     ///
-    /// API.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
+    /// docs/api.md "Many instances, one store": when an instance dies, a session loses what it had not written (at most `store.flushInterval`); an update whose `seq` is ahead of the stored session answers 409 with `"resync": true`. The client sends the views it really has; the session adopts them (ids must be items of its layout, handles positive and distinct, pooled views of their pool's reuse identifier; 422 otherwise, and nothing changes) and answers its state as `GET` does. Works without a shared store too.
     ///
     /// - Remark: HTTP `POST /v1/sessions/{id}/resync`.
     /// - Remark: Generated from `#/paths//v1/sessions/{id}/resync/post(resyncSession)`.
