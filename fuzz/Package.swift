@@ -10,7 +10,7 @@ import PackageDescription
 /// directory's name, so the link gives it the same name in every clone.
 let targets = [
     "FuzzJSONReader", "FuzzNDJSONStream", "FuzzWebSocketFrames", "FuzzLayoutDecoder", "FuzzSectionsDecoder",
-    "FuzzSessionApply",
+    "FuzzSessionApply", "FuzzStackEdits",
 ]
 
 let package = Package(

@@ -3,25 +3,27 @@
 # -sanitize=fuzzer`, part of the Swift toolchain). The targets live in fuzz/, a package of its own
 # that depends on this one by path, so the service's normal build and `swift test` never see them.
 #
-#   scripts/fuzz-native.sh                       every target, 10 s each (about a minute in all)
+#   scripts/fuzz-native.sh                       every target, 10 s each (about a minute and a half in all)
 #   scripts/fuzz-native.sh --seconds 300 FuzzSessionApply
 #   scripts/fuzz-native.sh --save-corpus ...     merge what the run found into fuzz/corpus/
 #   scripts/fuzz-native.sh --replay FILE TARGET  run one input (e.g. a crash) once, with
-#                                                FUZZ_TRACE=1 for FuzzSessionApply's trace
+#                                                FUZZ_TRACE=1 for the trace of FuzzSessionApply,
+#                                                FuzzStackEdits or FuzzNDJSONStream
 #   FUZZ_FLAGS='-jobs=2 -workers=2' scripts/fuzz-native.sh ...   extra libFuzzer flags
 #
 # Targets: FuzzJSONReader, FuzzNDJSONStream, FuzzWebSocketFrames, FuzzLayoutDecoder,
-# FuzzSectionsDecoder, FuzzSessionApply (each one's main.swift says what it checks). Each run
-# starts from the seed corpus fuzz/corpus/<target>.hex (one input per line, in hex; it includes
-# every crash found so far, as a regression input), writes what it finds to a scratch directory,
-# and any crash, timeout (10 s) or out-of-memory (2 GiB) input to fuzz/artifacts/. Exits 1 when
-# a target fails, 2 on a usage or build error. Prints executions and coverage per target.
+# FuzzSectionsDecoder, FuzzSessionApply, FuzzStackEdits (each one's main.swift says what it
+# checks). Each run starts from the seed corpus fuzz/corpus/<target>.hex (one input per line, in
+# hex; it includes every crash found so far, as a regression input), writes what it finds to a
+# scratch directory, and any crash, timeout (10 s) or out-of-memory (2 GiB) input to
+# fuzz/artifacts/. Exits 1 when a target fails, 2 on a usage or build error. Prints executions
+# and coverage per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 [[ -d /opt/swift/usr/bin ]] && export PATH="$PATH:/opt/swift/usr/bin"
 
-all_targets=(FuzzJSONReader FuzzNDJSONStream FuzzWebSocketFrames FuzzLayoutDecoder FuzzSectionsDecoder FuzzSessionApply)
+all_targets=(FuzzJSONReader FuzzNDJSONStream FuzzWebSocketFrames FuzzLayoutDecoder FuzzSectionsDecoder FuzzSessionApply FuzzStackEdits)
 seconds=10
 save=0
 replay=
@@ -31,7 +33,7 @@ while [[ $# -gt 0 ]]; do
         --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
         --save-corpus) save=1; shift ;;
         --replay) replay=${2:?--replay needs a file}; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         Fuzz*) targets+=("$1"); shift ;;
         *) echo "fuzz-native: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -65,7 +67,7 @@ export SWIFT_BACKTRACE=enable=no
 flags=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
 # shellcheck disable=SC2206
 extra=(${FUZZ_FLAGS:-})
-dict() { case $1 in FuzzWebSocketFrames|FuzzSessionApply) ;; *) echo "-dict=$root/fuzz/dict/viewportd.dict" ;; esac; }
+dict() { case $1 in FuzzWebSocketFrames|FuzzSessionApply|FuzzStackEdits) ;; *) echo "-dict=$root/fuzz/dict/viewportd.dict" ;; esac; }
 
 if [[ -n $replay ]]; then
     exec "$bin/${targets[0]}" "${flags[@]}" $(dict "${targets[0]}") "$replay"

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FuzzSupport
 import Logging
 import ViewportHTTP
@@ -6,7 +9,8 @@ import ViewportHTTP
 // The NDJSON update stream (POST /v1/sessions/{id}/viewport, application/x-ndjson) through the
 // real APIHandler and UpdateStreamSink, without sockets. The first bytes choose the session and
 // how the body arrives (cut points, where the HTTP layer takes the live answer, whether the body
-// was truncated at http.maxBodyBytes); the rest is the body.
+// was truncated at http.maxBodyBytes); the rest is the body. Two variants are sessions on a layout
+// of stacks, where `{"patch": …}` lines (docs/api.md "Stacks and edits") edit the session's layout.
 // - the answer does not depend on how the body arrives (one piece vs. cut anywhere, with the
 //   live answer taken in between);
 // - every answer line is a JSON object without null: a plan, or a problem naming its line that
@@ -61,23 +65,38 @@ let posted = send("POST", "/v1/layouts", body: layoutBody)
 require(posted.status == 201, "layout not stored: \(posted.status) \(escaped(posted.body))")
 guard let layoutID = field("layout", of: posted.body) else { fatalError("no layout id") }
 
+// A layout of stacks (docs/api.md "Stacks and edits"), for `{"patch": …}` lines: a chat (one lane, estimated
+// sizes) and a masonry of two lanes, with a list between them.
+let stackBody = Array(
+    (#"{"sections":[{"id":"chat","reuse":"msg","stack":{"items":["# + (0..<40).map { i in
+        #"{"id":"m\#(i)"\#(i % 3 == 0 ? #","size":[375,\#(40 + i)]"# : "")}"#
+    }.joined(separator: ",") + #"],"estimate":[375,80],"spacing":4}},{"id":"list","list":{"count":5,"size":[375,44]}},"#
+        + #"{"id":"grid","reuse":"tile","stack":{"items":["# + (0..<30).map { i in
+            #"{"id":"g\#(i)"\#(i % 2 == 0 ? #","size":[180,\#(60 + 7 * i)]"# : "")}"#
+        }.joined(separator: ",") + #"],"estimate":[180,120],"lanes":2,"laneSize":180,"spacing":8}}]}"#).utf8)
+let postedStacks = send("POST", "/v1/layouts", body: stackBody)
+require(postedStacks.status == 201, "stack layout not stored: \(postedStacks.status) \(escaped(postedStacks.body))")
+guard let stackLayoutID = field("layout", of: postedStacks.body) else { fatalError("no layout id") }
+
 let sessionVariants = [
-    #""viewport":[375,667]"#,
-    #""viewport":[375,667],"buffer":0,"pool":{"max":1,"perReuse":{"header":0}}"#,
-    #""viewport":[375,667],"paging":{"mode":"page","size":[375,300]},"prefetch":0.5,"lazyLoad":true,"exposure":true,"links":{"a":{"viewport":[100,100],"contentSize":[100,5000]}}"#,
-    #""viewport":[375,667],"loop":true"#,
-    #""viewport":[375,667],"paging":{"mode":"snap","decelerationRate":0.99}"#,
+    (layoutID, #""viewport":[375,667]"#),
+    (layoutID, #""viewport":[375,667],"buffer":0,"pool":{"max":1,"perReuse":{"header":0}}"#),
+    (layoutID, #""viewport":[375,667],"paging":{"mode":"page","size":[375,300]},"prefetch":0.5,"lazyLoad":true,"exposure":true,"links":{"a":{"viewport":[100,100],"contentSize":[100,5000]}}"#),
+    (layoutID, #""viewport":[375,667],"loop":true"#),
+    (layoutID, #""viewport":[375,667],"paging":{"mode":"snap","decelerationRate":0.99}"#),
+    (stackLayoutID, #""viewport":[375,667]"#),
+    (stackLayoutID, #""viewport":[375,667],"buffer":{"ahead":300,"behind":50},"exposure":true,"pool":{"max":2}"#),
 ]
 
-func openSession(_ variant: String) -> String {
-    let reply = send("POST", "/v1/sessions", body: Array(#"{"layout":"\#(layoutID)",\#(variant)}"#.utf8))
+func openSession(_ variant: (layout: String, body: String)) -> String {
+    let reply = send("POST", "/v1/sessions", body: Array(#"{"layout":"\#(variant.layout)",\#(variant.body)}"#.utf8))
     require(reply.status == 201, "session not opened: \(reply.status) \(escaped(reply.body))")
     guard let id = field("session", of: reply.body) else { fatalError("no session id") }
     return id
 }
 
 /// Streams `body` to a new session: cut at `cuts`, the live answer taken at the cuts in `takes`.
-func stream(_ body: [UInt8], variant: String, cuts: [Int], takes: Set<Int>, truncated: Bool) -> [UInt8] {
+func stream(_ body: [UInt8], variant: (layout: String, body: String), cuts: [Int], takes: Set<Int>, truncated: Bool) -> [UInt8] {
     let id = openSession(variant)
     defer { require(send("DELETE", "/v1/sessions/\(id)").status == 204, "session \(id) not deleted") }
     let reply = send("POST", "/v1/sessions/\(id)/viewport", contentType: "application/x-ndjson", feed: { sink in
@@ -111,6 +130,7 @@ runFuzzer { bytes in
     cuts = cuts.map { min($0, body.count) }.sorted()
 
     let whole = stream(body, variant: variant, cuts: [], takes: [], truncated: truncated)
+    if getenv("FUZZ_TRACE") != nil { log("session \(variant.1) on \(variant.0 == stackLayoutID ? "the stack layout" : "the items layout"):\n\(escaped(body))\n->\n\(escaped(whole))") }
     let pieces = stream(body, variant: variant, cuts: cuts, takes: takes, truncated: truncated)
     require(whole == pieces, "the answer depends on how the body arrives:\n\(escaped(whole))\nvs\n\(escaped(pieces))")
 

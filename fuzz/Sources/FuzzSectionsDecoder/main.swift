@@ -3,7 +3,8 @@ import ViewportCore
 @testable import ViewportService
 
 // A layout's `sections` array from arbitrary bytes, stacked along an axis chosen by the first
-// bytes with their insets and spacing (extremes included), as the layout decoder does:
+// bytes with their insets and spacing (extremes included), as the layout decoder does (stack
+// sections included):
 // - it never crashes; a refusal is a 400, 413 or 422 problem with a detail;
 // - an accepted layout is sound (see requireSoundLayout);
 // - generated items lie inside the content size, after the leading insets.
@@ -24,7 +25,8 @@ runFuzzer { bytes in
             return sections
         }
         var builder = LayoutBuilder(maxItems: maxItems)
-        var stack = SectionStack(axis: axis, insets: insets, spacing: spacing)
+        // As LayoutDecoder does: a layout with a stack keeps every section movable.
+        var stack = SectionStack(axis: axis, insets: insets, spacing: spacing, withStacks: sections.contains(where: \.isStack))
         let layout: Layout
         do {
             guard spacing.isFinite, spacing >= 0, insets.isFinite else { return }

@@ -28,15 +28,6 @@ import ViewportCore
 let tracing = getenv("FUZZ_TRACE") != nil
 func trace(_ message: @autoclosure () -> String) { if tracing { log(message()) } }
 
-/// A layout as the model knows it: ids in layout order with their reuse identifiers.
-struct ModelLayout {
-    var ids: [String] = []
-    var reuse: [String: String] = [:]
-    var sticky: Set<String> = []
-    var rects: [Rect] = []
-    var explicit = true
-}
-
 let reuseChoices: [String?] = ["a", "b", "c", nil, ""]
 
 /// Builds a layout from the input, with the model's view of it (or nil when the service refuses it).
@@ -124,6 +115,7 @@ func makeLayout(_ input: inout FuzzInput, idSpace: Int) -> (Layout, ModelLayout)
     return (layout, model)
 }
 
+<<<<<<< HEAD
 /// The client: views by item id, pools by reuse identifier.
 struct Client {
     var layout: ModelLayout
@@ -262,6 +254,8 @@ struct Snapshot: Equatable {
     }
 }
 
+=======
+>>>>>>> fuzzstack
 /// `FUZZ_SKIP_FINITE=1`: skip the finiteness checks, to explore the other properties past known
 /// non-finite findings (never in CI).
 let skipFinite = getenv("FUZZ_SKIP_FINITE") != nil
