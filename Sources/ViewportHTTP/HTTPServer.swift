@@ -69,7 +69,7 @@ public final class HTTPServer: Sendable {
 
     /// Bytes of request bodies and WebSocket messages being received now, held against
     /// `maxBufferedBodyBytes` (a gauge; tests wait on it instead of sleeping).
-    public var bufferedBodyBytes: Int { core.bufferedBodyBytes.load(ordering: .relaxed) }
+    public var bufferedBodyBytes: Int { core.bodyBudget.inUse }
 
     /// Binds and starts serving.
     /// - Throws: ``HTTPServerError`` when the configuration is invalid, the host does not

@@ -17,6 +17,8 @@ import Darwin
 func mhdRequestStarted(
     _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
+    guard let cls else { return nil }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context: RequestContext
     if let uri {
         let length = strlen(uri)
@@ -24,18 +26,19 @@ func mhdRequestStarted(
         if let mark = bytes.firstIndex(of: UInt8(ascii: "?")) {
             context = RequestContext(
                 path: String(decoding: bytes[..<mark], as: UTF8.self),
-                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self))
+                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self), core: core)
         } else {
-            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil)
+            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil, core: core)
         }
     } else {
-        context = RequestContext(path: "/", query: nil)
+        context = RequestContext(path: "/", query: nil, core: core)
     }
     return Unmanaged.passRetained(context).toOpaque()
 }
 
 /// MHD_OPTION_NOTIFY_COMPLETED: the request is over (answered, or the connection died).
-/// Releases the context; a `.stream` sink that never saw its end gets `finish(truncated: true)`.
+/// Tells the request's state machine (a sink that never saw its end gets `finish(truncated: true)`,
+/// an accepted WebSocket never upgraded `closed()`) and releases the context.
 func mhdRequestCompleted(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: MHD_RequestTerminationCode
@@ -44,19 +47,7 @@ func mhdRequestCompleted(
     conCls.pointee = nil
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    if case .stream(_, let sink) = context.phase {
-        context.phase = .done
-        _ = sink.finish(truncated: true)
-    }
-    if let acceptance = context.webSocket {
-        // The 101 was queued but the connection ended before MHD upgraded it.
-        context.webSocket = nil
-        acceptance.handler.closed()
-    }
-    // A request that ended mid-body (client gone) still holds its share of the body budget.
-    core.releaseBody(context.reservedBody)
-    context.reservedBody = 0
-    if context.admitted {
+    if context.machine.completed() {
         core.inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 }
@@ -81,7 +72,7 @@ func mhdAccessHandler(
         context = Unmanaged<RequestContext>.fromOpaque(made).takeUnretainedValue()
     }
     let driver = RequestDriver(core: core, connection: connection, context: context)
-    if context.head == nil {
+    if context.machine.isAwaitingHead {
         return driver.begin(method: method, version: version)
     }
     let size = uploadDataSize.pointee
@@ -102,22 +93,100 @@ func mhdLog(_ ctx: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
     core.record(message: text)
 }
 
-/// MHD_AccessHandlerCallback helper: collects request headers (MHD_get_connection_values_n).
-func mhdCollectHeader(
+/// Request header fields as the access handler collects them: a first pass over MHD's list
+/// measures them (and reads `Content-Length` and `Transfer-Encoding`), a second copies them into
+/// the head's storage, allocated once at its size.
+struct HeaderCollector {
+    /// Bytes the fields take (``HTTPRequestHead/Fields/size(name:value:)`` each).
+    var size = 0
+    /// The last `Content-Length` value, parsed (nil when absent or not a number).
+    var contentLength: Int?
+    /// Whether the last `Transfer-Encoding` says chunked.
+    var chunked = false
+    /// Set for the second pass.
+    var encoder: HTTPRequestHead.Encoder?
+
+    /// The fields of `connection`'s request.
+    static func collect(_ connection: OpaquePointer) -> (fields: HTTPRequestHead.Fields, contentLength: Int?) {
+        var collector = HeaderCollector()
+        withUnsafeMutablePointer(to: &collector) { pointer in
+            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, mhdMeasureHeader, pointer)
+        }
+        let bytes = [UInt8](unsafeUninitializedCapacity: collector.size) { buffer, count in
+            collector.encoder = HTTPRequestHead.Encoder(UnsafeMutableRawBufferPointer(buffer))
+            withUnsafeMutablePointer(to: &collector) { pointer in
+                _ = MHD_get_connection_values_n(connection, .HEADER_KIND, mhdCopyHeader, pointer)
+            }
+            count = collector.encoder?.count ?? 0
+        }
+        return (HTTPRequestHead.Fields(encoded: bytes), collector.chunked ? nil : collector.contentLength)
+    }
+
+    /// `Int(text)` after trimming spaces and tabs, without making a string.
+    static func integer(_ text: UnsafeRawBufferPointer) -> Int? {
+        var start = 0
+        var end = text.count
+        while start < end, text[start] == 0x20 || text[start] == 0x09 { start += 1 }
+        while end > start, text[end - 1] == 0x20 || text[end - 1] == 0x09 { end -= 1 }
+        var negative = false
+        if start < end, text[start] == UInt8(ascii: "+") || text[start] == UInt8(ascii: "-") {
+            negative = text[start] == UInt8(ascii: "-")
+            start += 1
+        }
+        guard start < end else { return nil }
+        var value = 0
+        for i in start..<end {
+            let digit = Int(text[i]) - 0x30
+            guard (0...9).contains(digit) else { return nil }
+            let (times, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+            guard !o1, !o2 else { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// Whether a `Transfer-Encoding` value names chunked (ASCII case-insensitive substring).
+    static func saysChunked(_ text: UnsafeRawBufferPointer) -> Bool {
+        let word: StaticString = "chunked"
+        guard text.count >= 7 else { return false }
+        for start in 0...(text.count - 7) where asciiCaseInsensitiveEquals(UnsafeRawBufferPointer(rebasing: text[start..<(start + 7)]), word) {
+            return true
+        }
+        return false
+    }
+}
+
+/// MHD_KeyValueIteratorN, first pass: measures one request header into a ``HeaderCollector``.
+func mhdMeasureHeader(
     _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
     _ key: UnsafePointer<CChar>?, _ keySize: Int,
     _ value: UnsafePointer<CChar>?, _ valueSize: Int
 ) -> MHD_Result {
     guard let cls, let key else { return .YES }
-    let headers = cls.assumingMemoryBound(to: [(name: String, value: String)].self)
-    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-    let text: String
-    if let value {
-        text = String(decoding: UnsafeRawBufferPointer(start: value, count: valueSize), as: UTF8.self)
-    } else {
-        text = ""
+    let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
+    let name = UnsafeRawBufferPointer(start: key, count: keySize)
+    let text = UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize)
+    collector.pointee.size += HTTPRequestHead.Fields.size(name: keySize, value: text.count)
+    if asciiCaseInsensitiveEquals(name, "Content-Length" as StaticString) {
+        collector.pointee.contentLength = HeaderCollector.integer(text)
+    } else if asciiCaseInsensitiveEquals(name, "Transfer-Encoding" as StaticString) {
+        collector.pointee.chunked = HeaderCollector.saysChunked(text)
     }
-    headers.pointee.append((name, text))
+    return .YES
+}
+
+/// MHD_KeyValueIteratorN, second pass: copies one request header into the head's storage.
+func mhdCopyHeader(
+    _ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?, _ keySize: Int,
+    _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
+    guard let cls, let key else { return .YES }
+    let collector = cls.assumingMemoryBound(to: HeaderCollector.self)
+    collector.pointee.encoder?.append(
+        name: UnsafeRawBufferPointer(start: key, count: keySize),
+        value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
     return .YES
 }
 
@@ -152,11 +221,10 @@ func mhdUpgraded(
     }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(conCls).takeUnretainedValue()
-    guard let acceptance = context.webSocket else {
+    guard let acceptance = context.machine.takeWebSocket() else {
         _ = viewport_mhd_upgrade_close(upgradeHandle)
         return
     }
-    context.webSocket = nil
     var initialBytes: [UInt8] = []
     if let extraIn, extraInSize > 0 {
         initialBytes = Array(UnsafeRawBufferPointer(start: extraIn, count: extraInSize))

@@ -18,33 +18,21 @@ final class ServerCore: Sendable {
     let liveDrains: ConnectionThreads
     /// Most bytes that `.collect` bodies and WebSocket receive buffers may hold at once, all
     /// connections together.
-    let bodyBudget: Int
-    /// Body bytes reserved by `.collect` requests now (see ``reserveBody(_:)``).
-    let bufferedBodyBytes = Atomic<Int>(0)
+    let bodyBudget: BodyBudget
 
     init(handler: any HTTPHandler, webSocketTimeout: Double, bodyBudget: Int = .max, log: @escaping @Sendable (String) -> Void) {
         self.handler = handler
         self.log = log
         self.webSockets = ConnectionThreads(timeoutSeconds: webSocketTimeout)
         self.liveDrains = ConnectionThreads(timeoutSeconds: webSocketTimeout)
-        self.bodyBudget = bodyBudget
+        self.bodyBudget = BodyBudget(limit: bodyBudget)
     }
 
-    /// Takes `bytes` from the shared body budget; false (and nothing taken) when that would pass
-    /// it. Bounds the memory that many concurrent large uploads can pin, whatever their number.
-    func reserveBody(_ bytes: Int) -> Bool {
-        let after = bufferedBodyBytes.add(bytes, ordering: .relaxed).newValue
-        if after > bodyBudget {
-            bufferedBodyBytes.subtract(bytes, ordering: .relaxed)
-            return false
-        }
-        return true
-    }
+    /// Takes `bytes` from the shared body budget (``BodyBudget/reserve(_:)``).
+    func reserveBody(_ bytes: Int) -> Bool { bodyBudget.reserve(bytes) }
 
     /// Gives back what ``reserveBody(_:)`` took.
-    func releaseBody(_ bytes: Int) {
-        if bytes > 0 { bufferedBodyBytes.subtract(bytes, ordering: .relaxed) }
-    }
+    func releaseBody(_ bytes: Int) { bodyBudget.release(bytes) }
 
     /// Counts a request in unless the server is draining (increment first, then check, so
     /// `stop()` — which sets `draining` and then waits for 0 — can never miss it).

@@ -1,3 +1,5 @@
+import CMicroHTTPD
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

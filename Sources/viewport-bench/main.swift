@@ -10,6 +10,21 @@
 //
 // only compares a direction-aware buffer (`{"ahead": 600, "behind": 40}`) with symmetric ones on
 // the small-step and fling traces, side by side in one run.
+//
+//   swift run -c release viewport-bench 10 service-load
+//
+// the load script's three shapes (empty plans, 97 pt steps, 5003 pt jumps) through the core alone and
+// through the service's request handler in process: ns and malloc calls per request.
+//
+//   swift run -c release viewport-bench 0 session-memory
+//
+// heap bytes per session (20,000 sessions on the 10,000-row list) opened by the core alone and
+// through the service's handler in process, and what one 97 pt step adds.
+//
+//   viewport-bench 0 serve PORT
+//
+// runs the real server on 127.0.0.1:PORT until killed (scripts/callgrind-requests.py runs it
+// under valgrind, which cannot start viewportd itself here).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,6 +49,26 @@ func line(_ name: String, _ value: String) {
 func fmt(_ v: Double, _ digits: Int = 2) -> String {
     let p = pow(10.0, Double(digits))
     return String((v * p).rounded() / p)
+}
+
+// Modes that need no 1M-item feed (ServiceBench.swift).
+switch CommandLine.arguments.dropFirst(2).first {
+case "service-load":
+    try ServiceBench.runServiceLoad()
+    exit(0)
+case "net":
+    try NetBench.run(Array(CommandLine.arguments.dropFirst(3)))
+    exit(0)
+case "session-memory":
+    try ServiceBench.runSessionMemory()
+    exit(0)
+case "open-sessions":
+    try NetBench.openSessions(Array(CommandLine.arguments.dropFirst(3)))
+    exit(0)
+case "serve":
+    try ServiceBench.serve(port: CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? 0)
+default:
+    break
 }
 
 let count = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 1_000_000 : 1_000_000
@@ -180,63 +215,6 @@ if onlyBuffers {
 }
 let small = try runTrace(offsets)
 line("small steps (7 pt): updates/s", "\(fmt(small.rate / 1e6, 3)) M  (\(small.changes) views entering)")
-if CommandLine.arguments.dropFirst(2).first == "service-load" {
-    // The shape of scripts/load.sh: 64 sessions on a 10,000-row list, each moved 97 pt per update.
-    var rows = LayoutBuilder()
-    for i in 0..<10_000 { try rows.append(id: String(i), rect: Rect(x: 0, y: Double(i) * 50, width: 375, height: 50), reuse: "row") }
-    let list = try rows.build()
-    var sessions = try (0..<64).map { k in
-        try ViewportSession(layout: list, configuration: SessionConfiguration(viewport: viewport, offset: Point(x: 0, y: Double(k * 1009 % 400_000))))
-    }
-    var ys = (0..<64).map { Double($0 * 1009 % 400_000) }
-    let rounds = 20_000
-    t0 = now()
-    var entries = 0
-    for r in 0..<rounds {
-        for k in 0..<64 {
-            ys[k] = (ys[k] + 97).truncatingRemainder(dividingBy: 400_000)
-            let plan = try sessions[k].apply(ViewportUpdate(offset: Point(x: 0, y: ys[k])))
-            entries &+= plan.recycle.count &+ plan.reuse.count &+ r
-        }
-    }
-    let perUpdate = (now() - t0) / Double(rounds * 64) * 1e9
-    line("service-load shape: ns per update (core only)", "\(fmt(perUpdate, 0))  (\(entries % 7))")
-
-    // The same trace through the service's request handler (route, session lookup, decode, apply,
-    // encode, metrics) without sockets: what viewportd spends per request above libmicrohttpd.
-    let client = InProcessClient(configuration: ServiceConfiguration())
-    var rowsJSON = #"{"items":["#
-    for i in 0..<10_000 { rowsJSON += (i == 0 ? "" : ",") + #"{"id":"\#(i)","rect":[0,\#(i * 50),375,50],"reuse":"row"}"# }
-    rowsJSON += "]}"
-    /// The string value of `"name":"…"` in a JSON body (ids are plain hex).
-    func field(_ name: String, of response: HTTPResponse) -> String {
-        guard case .bytes(let body) = response.body, response.status == 201 else { fatalError("\(name): status \(response.status)") }
-        let marker = Array("\"\(name)\":\"".utf8)
-        guard let start = (0...(body.count - marker.count)).first(where: { body[$0..<($0 + marker.count)].elementsEqual(marker) }) else {
-            fatalError("no \(name) in the response")
-        }
-        return String(decoding: body[(start + marker.count)...].prefix(while: { $0 != UInt8(ascii: "\"") }), as: UTF8.self)
-    }
-    let layoutID = field("layout", of: client.send("POST", "/v1/layouts", json: Array(rowsJSON.utf8)))
-    let paths: [String] = (0..<64).map { k in
-        let body = #"{"layout":"\#(layoutID)","viewport":[375,667],"offset":[0,\#(k * 1009 % 400_000)]}"#
-        return "/v1/sessions/" + field("session", of: client.send("POST", "/v1/sessions", json: Array(body.utf8))) + "/viewport"
-    }
-    ys = (0..<64).map { Double($0 * 1009 % 400_000) }
-    let handlerRounds = 5_000
-    var bytesOut = 0
-    t0 = now()
-    for _ in 0..<handlerRounds {
-        for k in 0..<64 {
-            ys[k] = (ys[k] + 97).truncatingRemainder(dividingBy: 400_000)
-            let response = client.send("POST", paths[k], json: Array(#"{"offset":[0,\#(Int(ys[k]))]}"#.utf8))
-            if case .bytes(let body) = response.body { bytesOut &+= body.count }
-        }
-    }
-    let perRequest = (now() - t0) / Double(handlerRounds * 64) * 1e9
-    line("service-load shape: ns per request (handler)", "\(fmt(perRequest, 0))  (\(bytesOut / (handlerRounds * 64)) B per plan)")
-    exit(0)
-}
 if onlySmallSteps {
     for _ in 0..<4 { _ = try runTrace(offsets) }
     exit(0)

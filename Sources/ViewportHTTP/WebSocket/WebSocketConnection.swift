@@ -105,6 +105,7 @@ final class WebSocketConnection: @unchecked Sendable {
         var lastHeard = Self.now()
         var pinged = false
         var chunk = [UInt8](repeating: 0, count: Self.readSize)
+        var outgoing: [UInt8] = []
         while true {
             guard accountBuffered() else {
                 closeAndLinger(code: WebSocketCloseCode.tryAgainLater, reason: "server busy receiving other data; retry", awaitingCloseFrame: false)
@@ -115,25 +116,35 @@ final class WebSocketConnection: @unchecked Sendable {
                 case .message(_, let payload):
                     let reply = payload.withUnsafeBytes { handler.message($0) }
                     if let text = reply.text {
-                        guard send(WebSocketFrame.encode(.text, payload: text), within: timeout, abortOnShutdown: true) else { return }
+                        text.withUnsafeBytes { WebSocketFrame.append(.text, payload: $0, to: &outgoing) }
                     }
                     if let close = reply.close {
+                        guard flush(&outgoing, within: timeout) else { return }
                         closeAndLinger(code: close.code, reason: close.reason, awaitingCloseFrame: true)
                         return
                     }
+                    if outgoing.count >= Self.readSize {
+                        guard flush(&outgoing, within: timeout) else { return }
+                    }
                 case .ping(let payload):
-                    guard send(WebSocketFrame.encode(.pong, payload: payload), within: timeout, abortOnShutdown: true) else { return }
+                    payload.withUnsafeBytes { WebSocketFrame.append(.pong, payload: $0, to: &outgoing) }
                 case .pong:
                     break
                 case .close(let code, _):
                     // Echo its code; after both close frames the server closes TCP first (§7.1.1).
+                    guard flush(&outgoing, within: timeout) else { return }
                     _ = send(WebSocketFrame.close(code: code), within: Self.lingerSeconds, abortOnShutdown: false)
                     return
                 case .failure(let code, let reason):
+                    guard flush(&outgoing, within: timeout) else { return }
                     closeAndLinger(code: code, reason: reason, awaitingCloseFrame: false)
                     return
                 }
             }
+            // The replies to every message read so far go out in one write, before this thread
+            // waits: a client that pipelines its updates gets many plans per `send`, one that
+            // waits for each plan gets it at once.
+            guard flush(&outgoing, within: timeout) else { return }
             // What the events handed out goes back to the budget before this thread waits.
             _ = accountBuffered()
             if hub.isShuttingDown {
@@ -225,6 +236,16 @@ final class WebSocketConnection: @unchecked Sendable {
         if ready == 0 { return .timeout }
         if waiters[0].revents != 0 { return .readable }  // POLLHUP/POLLERR too: recv reports them.
         return .shutdown
+    }
+
+    /// Writes the frames gathered in `outgoing` (if any) and empties it; false when that failed.
+    private func flush(_ outgoing: inout [UInt8], within seconds: Double) -> Bool {
+        guard !outgoing.isEmpty else { return true }
+        defer {
+            // Kept for the next replies, unless a burst made it large.
+            if outgoing.capacity > 4 * Self.readSize { outgoing = [] } else { outgoing.removeAll(keepingCapacity: true) }
+        }
+        return send(outgoing, within: seconds, abortOnShutdown: true)
     }
 
     /// Writes one frame. Gives up (false) after `seconds`, on an error, or — when

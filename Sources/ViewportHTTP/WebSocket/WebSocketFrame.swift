@@ -5,6 +5,12 @@ public enum WebSocketFrame {
     public static func encode(_ opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(payload.count + 10)
+        append(opcode, payload: payload, to: &out)
+        return out
+    }
+
+    /// Appends one unmasked final frame to `out` (replies to pipelined messages go out together).
+    public static func append(_ opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(0x80 | opcode.rawValue)
         switch payload.count {
         case 0...125:
@@ -18,7 +24,6 @@ public enum WebSocketFrame {
             for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(shift))) }
         }
         out.append(contentsOf: payload)
-        return out
     }
 
     /// One unmasked final frame.

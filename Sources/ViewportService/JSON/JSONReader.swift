@@ -222,6 +222,10 @@ public struct JSONReader {
         }
         /// Large objects (maps) switch from a linear scan to a set for duplicate detection.
         var largeObjectKeys: Set<[UInt8]>? = nil
+        /// The object's first key until a second one arrives (see below).
+        var firstKey: JSONKey? = nil
+        var firstKeyStart = 0
+        var keyCount = 0
         skipWhitespace()
         if position < buffer.count, buffer[position] == UInt8(ascii: "}") {
             position += 1
@@ -237,9 +241,26 @@ public struct JSONReader {
             }
             let keyStart = position
             let key = try readKey()
-            try checkDuplicate(
-                key, keyStart: keyStart, bytesMark: bytesMark, rangesMark: rangesMark,
-                largeObjectKeys: &largeObjectKeys)
+            // The first key cannot repeat anything: it is remembered only once a second one
+            // comes, so a one-key object (every viewport update) records nothing and allocates
+            // nothing.
+            if let first = firstKey {
+                firstKey = nil
+                try checkDuplicate(
+                    first, keyStart: firstKeyStart, bytesMark: bytesMark, rangesMark: rangesMark,
+                    largeObjectKeys: &largeObjectKeys)
+                try checkDuplicate(
+                    key, keyStart: keyStart, bytesMark: bytesMark, rangesMark: rangesMark,
+                    largeObjectKeys: &largeObjectKeys)
+            } else if keyCount == 0 {
+                firstKey = key
+                firstKeyStart = keyStart
+            } else {
+                try checkDuplicate(
+                    key, keyStart: keyStart, bytesMark: bytesMark, rangesMark: rangesMark,
+                    largeObjectKeys: &largeObjectKeys)
+            }
+            keyCount += 1
             skipWhitespace()
             guard position < buffer.count, buffer[position] == UInt8(ascii: ":") else {
                 throw syntaxError(

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ViewportHTTP
+
 /// A byte-buffer builder for hand-written JSON encoders of hot responses.
 ///
 /// Commas are automatic: every value and key writer first appends `,` unless the previous
@@ -14,7 +21,9 @@
 ///
 /// The bytes live in one malloc'd buffer written through a pointer: appending to a `[UInt8]`
 /// costs a uniqueness check per byte, and plan encoding was ~25 % of a request's service time
-/// (`viewport-bench 10 service-load`). So the writer is noncopyable: it owns its buffer.
+/// (`viewport-bench 10 service-load`). So the writer is noncopyable: it owns its buffer, which
+/// comes from `malloc`, so that a finished response can hand it to the server without a copy
+/// (``finish()``).
 public struct JSONWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     /// Bytes written.
@@ -23,10 +32,18 @@ public struct JSONWriter: ~Copyable {
 
     public init(capacity: Int = 256) {
         self.capacity = Swift.max(16, capacity)
-        base = .allocate(capacity: self.capacity)
+        guard let memory = malloc(self.capacity) else { fatalError("JSONWriter: out of memory") }
+        base = memory.bindMemory(to: UInt8.self, capacity: self.capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit { free(base) }
+
+    /// The JSON written, as a response body that the server sends without copying it.
+    public consuming func finish() -> HTTPResponseBuffer {
+        let buffer = HTTPResponseBuffer(takingMallocated: UnsafeMutableRawPointer(base), count: count)
+        discard self
+        return buffer
+    }
 
     /// The JSON written so far (a copy).
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
@@ -42,10 +59,8 @@ public struct JSONWriter: ~Copyable {
 
     private mutating func grow(_ extra: Int) {
         let newCapacity = Swift.max(capacity * 2, count + extra)
-        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.update(from: base, count: count)
-        base.deallocate()
-        base = newBase
+        guard let memory = realloc(base, newCapacity) else { fatalError("JSONWriter: out of memory") }
+        base = memory.bindMemory(to: UInt8.self, capacity: newCapacity)
         capacity = newCapacity
     }
 
@@ -93,33 +108,59 @@ public struct JSONWriter: ~Copyable {
         count = 0
     }
 
+    /// Removes what was written after the first `count` bytes (a plan that failed halfway).
+    public mutating func truncate(to count: Int) {
+        self.count = Swift.max(0, Swift.min(self.count, count))
+    }
+
     // MARK: - Structure
 
+    @inline(__always)
     public mutating func beginObject() {
         separate()
         append(UInt8(ascii: "{"))
     }
 
+    @inline(__always)
     public mutating func endObject() {
         append(UInt8(ascii: "}"))
     }
 
+    @inline(__always)
     public mutating func beginArray() {
         separate()
         append(UInt8(ascii: "["))
     }
 
+    @inline(__always)
     public mutating func endArray() {
         append(UInt8(ascii: "]"))
     }
 
-    /// Writes `"name":` for a name that needs no escaping (a Swift literal).
+    /// Whether a value or key written now needs a comma before it (see ``separate()``).
+    @inline(__always)
+    private var needsComma: Bool {
+        guard count > 0 else { return false }
+        switch base[count &- 1] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"): return false
+        default: return true
+        }
+    }
+
+    /// Writes `"name":` for a name that needs no escaping (a Swift literal): one capacity check
+    /// and one copy (keys are most of a plan's tokens).
     public mutating func key(_ name: StaticString) {
-        separate()
-        append(UInt8(ascii: "\""))
-        raw(name)
-        append(UInt8(ascii: "\""))
-        append(UInt8(ascii: ":"))
+        let length = name.utf8CodeUnitCount
+        reserve(length &+ 4)
+        if needsComma {
+            base[count] = UInt8(ascii: ",")
+            count &+= 1
+        }
+        base[count] = UInt8(ascii: "\"")
+        (base + (count &+ 1)).update(from: name.utf8Start, count: length)
+        base[count &+ 1 &+ length] = UInt8(ascii: "\"")
+        base[count &+ 2 &+ length] = UInt8(ascii: ":")
+        count &+= length &+ 3
     }
 
     /// Writes `"name":`, escaping the name. (Labelled so that a literal key picks the
@@ -150,13 +191,21 @@ public struct JSONWriter: ~Copyable {
         raw("null")
     }
 
+    @inline(__always)
     public mutating func bool(_ value: Bool) {
         separate()
         if value { raw("true") } else { raw("false") }
     }
 
+    @inline(__always)
     public mutating func int(_ value: Int) {
         separate()
+        appendDecimal(value)
+    }
+
+    /// An integer with no comma before it (for hand-assembled fragments, see ``raw(_:)``).
+    @inline(__always)
+    public mutating func rawInt(_ value: Int) {
         appendDecimal(value)
     }
 
@@ -166,9 +215,18 @@ public struct JSONWriter: ~Copyable {
     /// written as `null` (a programming error; asserts in debug builds).
     public mutating func number(_ value: Double) {
         separate()
-        if value.isFinite, abs(value) < 9_007_199_254_740_992, value.rounded(.towardZero) == value {
-            appendDecimal(Int(value))
-            return
+        rawNumber(value)
+    }
+
+    /// ``number(_:)`` with no comma before it (for hand-assembled fragments, see ``raw(_:)``).
+    public mutating func rawNumber(_ value: Double) {
+        // `abs(value) < 2^53` is false for NaN and infinities, and makes `Int(value)` safe.
+        if abs(value) < 9_007_199_254_740_992 {
+            let integer = Int(value)
+            if Double(integer) == value {
+                appendDecimal(integer)
+                return
+            }
         }
         guard value.isFinite else {
             assertionFailure("JSONWriter: non-finite number \(value)")
@@ -190,6 +248,19 @@ public struct JSONWriter: ~Copyable {
     /// Writes a string from UTF-8 bytes, which must be valid UTF-8 (e.g. from
     /// ``JSONReader/readStringBytes(into:)``); only the escaping is done here.
     public mutating func string(utf8 value: UnsafeRawBufferPointer) {
+        // Most strings (ids, names) need no escaping: one scan, one capacity check, one copy.
+        if let source = value.baseAddress, !value.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            reserve(value.count &+ 3)
+            if needsComma {
+                base[count] = UInt8(ascii: ",")
+                count &+= 1
+            }
+            base[count] = UInt8(ascii: "\"")
+            UnsafeMutableRawPointer(base + (count &+ 1)).copyMemory(from: source, byteCount: value.count)
+            base[count &+ 1 &+ value.count] = UInt8(ascii: "\"")
+            count &+= value.count &+ 2
+            return
+        }
         separate()
         append(UInt8(ascii: "\""))
         var runStart = 0
@@ -239,25 +310,57 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    /// Appends the decimal digits of `value` without going through `String`.
+    /// Appends the decimal digits of `value` without going through `String`: written in place,
+    /// two digits per division.
     private mutating func appendDecimal(_ value: Int) {
         if value >= 0 && value < 10 {
-            append(UInt8(ascii: "0") + UInt8(value))
+            append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
-        var magnitude = value.magnitude
+        // A sign and 20 digits hold any Int.
+        reserve(21)
         if value < 0 {
-            append(UInt8(ascii: "-"))
+            base[count] = UInt8(ascii: "-")
+            count &+= 1
         }
-        // 20 digits hold UInt64.max.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var index = 20
-            repeat {
-                index -= 1
-                digits[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: digits[index..<20])))
+        var magnitude = value.magnitude
+        let end = count &+ Self.digitCount(magnitude)
+        var at = end
+        let pairs = Self.digitPairs.utf8Start
+        while magnitude >= 100 {
+            let (quotient, remainder) = magnitude.quotientAndRemainder(dividingBy: 100)
+            at &-= 2
+            base[at] = pairs[Int(remainder) &* 2]
+            base[at &+ 1] = pairs[Int(remainder) &* 2 &+ 1]
+            magnitude = quotient
         }
+        if magnitude >= 10 {
+            at &-= 2
+            base[at] = pairs[Int(magnitude) &* 2]
+            base[at &+ 1] = pairs[Int(magnitude) &* 2 &+ 1]
+        } else {
+            at &-= 1
+            base[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+        }
+        count = end
+    }
+
+    /// "00" through "99", for two digits per division.
+    private static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+    /// The number of decimal digits of `value` (at least 1).
+    @inline(__always)
+    private static func digitCount(_ value: UInt) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10_000 {
+            rest /= 10_000
+            digits &+= 4
+        }
+        if rest >= 1000 { return digits &+ 3 }
+        if rest >= 100 { return digits &+ 2 }
+        if rest >= 10 { return digits &+ 1 }
+        return digits
     }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The API's paths. Ids in paths are taken as they are (no percent-decoding: ids viewportd hands
 /// out are plain hex).
 enum Route: Equatable, Sendable {
@@ -31,41 +37,76 @@ enum Route: Equatable, Sendable {
     }
 
     private static func parse(_ p: UnsafeRawBufferPointer) -> Route? {
-        // Segments between "/"s; empty ones ("//", a trailing "/") are not a path of ours.
-        var segments: [Range<Int>] = []
-        var start = 0
+        // Up to four segments between "/"s; empty ones ("//", a trailing "/") are not a path of
+        // ours. Kept in locals, not an array: this runs on every request.
         guard p.first == UInt8(ascii: "/") else { return nil }
-        start = 1
-        for i in 1...p.count {
-            if i == p.count || p[i] == UInt8(ascii: "/") {
-                guard i > start, segments.count < 4 else { return nil }
-                segments.append(start..<i)
-                start = i + 1
-            }
+        var segments = Segments()
+        var start = 1
+        for i in 1...p.count where i == p.count || p[i] == UInt8(ascii: "/") {
+            guard i > start, segments.count < 4 else { return nil }
+            segments.append(start..<i)
+            start = i + 1
         }
+        func segment(_ k: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: p[segments[k]]) }
         func equals(_ k: Int, _ literal: StaticString) -> Bool {
-            let range = segments[k]
-            guard range.count == literal.utf8CodeUnitCount else { return false }
-            return UnsafeRawBufferPointer(rebasing: p[range]).elementsEqual(
-                UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+            let bytes = segment(k)
+            guard bytes.count == literal.utf8CodeUnitCount, let start = bytes.baseAddress else { return false }
+            return memcmp(start, literal.utf8Start, bytes.count) == 0
         }
-        func string(_ k: Int) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: p[segments[k]]), as: UTF8.self) }
+        func string(_ k: Int) -> String { String(decoding: segment(k), as: UTF8.self) }
         switch segments.count {
-        case 1 where equals(0, "healthz"): return .healthz
-        case 1 where equals(0, "readyz"): return .readyz
-        case 1 where equals(0, "metrics"): return .metrics
-        case 1 where equals(0, "openapi.json"): return .openapi
-        case 1 where equals(0, "demo"): return .demo
-        case 2 where equals(0, "client") && equals(1, "viewportd.js"): return .clientModule
-        case 2 where equals(0, "v1") && equals(1, "layouts"): return .layouts
-        case 2 where equals(0, "v1") && equals(1, "sessions"): return .sessions
-        case 3 where equals(0, "v1") && equals(1, "layouts"): return .layout(id: string(2))
-        case 3 where equals(0, "v1") && equals(1, "sessions"): return .session(id: string(2))
-        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "viewport"): return .sessionViewport(id: string(2))
-        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "layout"): return .sessionLayout(id: string(2))
-        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "socket"): return .sessionSocket(id: string(2))
-        case 4 where equals(0, "v1") && equals(1, "sessions") && equals(3, "resync"): return .sessionResync(id: string(2))
-        default: return nil
+        case 1:
+            if equals(0, "healthz") { return .healthz }
+            if equals(0, "readyz") { return .readyz }
+            if equals(0, "metrics") { return .metrics }
+            if equals(0, "openapi.json") { return .openapi }
+            if equals(0, "demo") { return .demo }
+            return nil
+        case 2:
+            if equals(0, "client") && equals(1, "viewportd.js") { return .clientModule }
+            guard equals(0, "v1") else { return nil }
+            if equals(1, "layouts") { return .layouts }
+            if equals(1, "sessions") { return .sessions }
+            return nil
+        case 3:
+            guard equals(0, "v1") else { return nil }
+            if equals(1, "layouts") { return .layout(id: string(2)) }
+            if equals(1, "sessions") { return .session(id: string(2)) }
+            return nil
+        case 4:
+            guard equals(0, "v1"), equals(1, "sessions") else { return nil }
+            if equals(3, "viewport") { return .sessionViewport(id: string(2)) }
+            if equals(3, "layout") { return .sessionLayout(id: string(2)) }
+            if equals(3, "socket") { return .sessionSocket(id: string(2)) }
+            if equals(3, "resync") { return .sessionResync(id: string(2)) }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    /// Up to four segments of a path, in place rather than in an array (parsed on every request).
+    private struct Segments {
+        private(set) var count = 0
+        private var ranges: (Range<Int>, Range<Int>, Range<Int>, Range<Int>) = (0..<0, 0..<0, 0..<0, 0..<0)
+
+        mutating func append(_ range: Range<Int>) {
+            switch count {
+            case 0: ranges.0 = range
+            case 1: ranges.1 = range
+            case 2: ranges.2 = range
+            default: ranges.3 = range
+            }
+            count += 1
+        }
+
+        subscript(k: Int) -> Range<Int> {
+            switch k {
+            case 0: ranges.0
+            case 1: ranges.1
+            case 2: ranges.2
+            default: ranges.3
+            }
         }
     }
 

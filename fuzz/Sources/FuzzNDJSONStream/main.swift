@@ -43,6 +43,7 @@ func send(
     }
     switch response.body {
     case .bytes(let bytes): return (response.status, taken + bytes)
+    case .buffer(let buffer): return (response.status, taken + buffer.bytes)
     case .stream(let stream):
         while let chunk = stream.nextChunk() { taken += chunk }
         return (response.status, taken)
