@@ -179,12 +179,12 @@ if onlyBuffers {
     exit(0)
 }
 /// `viewport-bench N core [rounds]`: the planner alone, small steps, jumps and flings in CPU time
-/// (CoreBench.swift); `viewport-bench N jumps`: only jumps, for a while (for perf).
+/// (CoreBench.swift); `viewport-bench N jumps [rounds]`: only jumps, 25 rounds by default (for perf).
 if let mode = CommandLine.arguments.dropFirst(2).first, mode == "core" || mode == "jumps" {
     let jumpOffsets = (0..<200_000).map { _ in Double(nextRandom() % UInt64(contentHeight)) }
-    let rounds = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? 3
+    let rounds = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? (mode == "jumps" ? 25 : 3)
     if mode == "jumps" {
-        try runCoreBench(layout: layout, viewport: viewport, smallSteps: [], jumps: jumpOffsets, flings: [], rounds: 25)
+        try runCoreBench(layout: layout, viewport: viewport, smallSteps: [], jumps: jumpOffsets, flings: [], rounds: rounds)
     } else {
         try runCoreBench(layout: layout, viewport: viewport, smallSteps: smallStepOffsets, jumps: jumpOffsets, flings: flingOffsets, rounds: rounds)
         try sessionBytes(layout: layout)
