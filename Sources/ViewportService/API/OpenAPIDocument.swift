@@ -2705,6 +2705,7 @@ enum OpenAPIDocument {
                       "session": "8870b644a7a579e9e9928f6890635f78",
                       "layout": "c03d6b380db42ef691f79b727ee7d0b4",
                       "seq": 2,
+                      "edits": 0,
                       "offset": [
                         0,
                         330
@@ -2772,6 +2773,7 @@ enum OpenAPIDocument {
                       "session": "9654349124c0b896f281b4516a710971",
                       "layout": "618262f905960bbee250ae44c410c019",
                       "seq": 2,
+                      "edits": 0,
                       "offset": [
                         620,
                         0
@@ -5972,6 +5974,7 @@ enum OpenAPIDocument {
                       "session": "c7fe3f8355c43bbce1e13f33c7289738",
                       "layout": "a76fc15c67b99b754ea88a0b56a83c27",
                       "seq": 4,
+                      "edits": 0,
                       "offset": [
                         0,
                         0
@@ -6404,17 +6407,9 @@ enum OpenAPIDocument {
             "description": "Optional; by default `[max(x + w), max(y + h)]` over the items."
           },
           "axis": {
-            "type": "string",
-            "enum": [
-              "y"
-            ],
-            "description": "The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.",
-            "allOf": [
-              {
-                "$ref": "#/components/schemas/Axis"
-              }
-            ],
-            "default": "y"
+            "$ref": "#/components/schemas/Axis",
+            "default": "y",
+            "description": "The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing."
           },
           "insets": {
             "type": "array",

@@ -214,9 +214,16 @@ struct Client {
 
     /// Without loop: the items strictly intersecting the viewport at `offset` grown by `buffer`,
     /// computed from the model's own rects, plus at most one sticky header.
-    func checkRegion(offset: Point, viewport: Size, buffer: Double) {
-        let minX = offset.x - buffer, minY = offset.y - buffer
-        let maxX = offset.x + viewport.width + buffer, maxY = offset.y + viewport.height + buffer
+    func checkRegion(offset: Point, viewport: Size, buffer: Buffer, motion: (x: Int, y: Int)) {
+        // API.md: along an axis the viewport moves on, `ahead` lies in the direction of motion and
+        // `behind` behind it; along a still axis, max(ahead, behind) on both sides.
+        func extents(_ sign: Int) -> (low: Double, high: Double) {
+            let still = max(buffer.ahead, buffer.behind)
+            return sign > 0 ? (buffer.behind, buffer.ahead) : sign < 0 ? (buffer.ahead, buffer.behind) : (still, still)
+        }
+        let ex = extents(motion.x), ey = extents(motion.y)
+        let minX = offset.x - ex.low, minY = offset.y - ey.low
+        let maxX = offset.x + viewport.width + ex.high, maxY = offset.y + viewport.height + ey.high
         var expected: Set<String> = []
         for (k, r) in layout.rects.enumerated() where r.x < maxX && r.x + r.width > minX && r.y < maxY && r.y + r.height > minY {
             expected.insert(layout.ids[k])
@@ -274,10 +281,16 @@ runFuzzer { bytes in
     guard let (layout, model) = makeLayout(&input, idSpace: 60) else { return }
     var configuration = SessionConfiguration(viewport: Size(width: input.extent(scale: 400), height: input.extent(scale: 600)))
     configuration.offset = Point(x: input.coordinate(), y: input.coordinate())
-    configuration.buffer = input.pick([0, 20, 37.5, input.extent()])
+    configuration.buffer = input.pick([0, 20, 37.5, Buffer(input.extent()), Buffer(ahead: input.extent(), behind: input.extent())])
     if input.byte() % 4 == 0 { configuration.insets = Insets(top: input.extent(), left: 0, bottom: input.extent(), right: 0) }
     configuration.pool = input.pick([PoolCaps(), PoolCaps(max: 0), PoolCaps(max: 1), PoolCaps(max: 3, perReuse: ["a": 0, "b": 5]), PoolCaps(perReuse: ["c": 1])])
     configuration.maxViews = 1500
+    // Client time (API.md: monotonic, refused when it goes back) and scrollTo on open.
+    var clock = input.bool() ? Double(input.int(in: 0...1000)) : nil
+    configuration.time = clock
+    if input.byte() % 8 == 0 {
+        configuration.scrollTo = ScrollTarget(item: input.int(in: -1...model.ids.count), align: input.pick(ScrollAlignment.allCases), margin: input.pick([0, 8, input.extent(), -1]))
+    }
     if input.bool() {
         configuration.paging.mode = input.pick(PagingMode.allCases)
         configuration.paging.axis = input.pick([nil, .x, .y])
@@ -288,6 +301,11 @@ runFuzzer { bytes in
         configuration.prefetch = input.bool() ? input.extent(scale: 1) : nil
         configuration.lazyLoad = input.bool()
         configuration.exposure = input.bool()
+        if configuration.exposure, input.bool() {
+            configuration.exposureRule = ExposureRule(
+                threshold: input.pick([0, 0.5, 1, Double(input.byte()) / 255, -0.1, 1.5, .nan]),
+                minTime: input.pick([nil, 0, 0.25, 1, input.extent(scale: 1), -1, .infinity]))
+        }
         if input.bool() {
             configuration.links = ["a": LinkedScrollView(
                 viewport: Size(width: input.extent(), height: input.extent()), contentSize: Size(width: input.extent(scale: 2000), height: input.extent(scale: 2000)))]
@@ -301,7 +319,7 @@ runFuzzer { bytes in
     var viewport = configuration.viewport
     client.apply(session.lastPlan, newLayout: nil)
     client.check(session)
-    if !configuration.loop { client.checkRegion(offset: session.lastPlan.offset, viewport: viewport, buffer: configuration.buffer) }
+    if !configuration.loop { client.checkRegion(offset: session.lastPlan.offset, viewport: viewport, buffer: configuration.buffer, motion: (0, 0)) }
     requireFinite(session.lastPlan, layout: layout, session, step: 0)
 
     for step in 1...40 {
@@ -317,6 +335,8 @@ runFuzzer { bytes in
         var newModel: ModelLayout?
         var newViewport = viewport
         var sentOffset: Point?
+        var sentVelocity: Point?
+        var sentTime: Double?
         let outcome: Result<Plan, SessionError>
         if input.byte() % 16 == 0 {
             guard let (next, nextModel) = makeLayout(&input, idSpace: 60) else { continue }
@@ -328,7 +348,7 @@ runFuzzer { bytes in
             var update: ViewportUpdate
             if input.byte() % 6 == 0 {
                 let item = input.int(in: -1...max(model.ids.count, client.layout.ids.count))
-                update = ViewportUpdate(scrollTo: ScrollTarget(item: item, align: input.pick(ScrollAlignment.allCases)))
+                update = ViewportUpdate(scrollTo: ScrollTarget(item: item, align: input.pick(ScrollAlignment.allCases), margin: input.pick([0, 0, 12, input.extent(), -3, .infinity])))
             } else {
                 let offset: Point = switch input.byte() % 4 {
                 case 0: Point(x: session.offset.x + Double(input.int(in: -60...60)), y: session.offset.y + Double(input.int(in: -60...60)))
@@ -340,14 +360,20 @@ runFuzzer { bytes in
             }
             if input.byte() % 8 == 0 { update.size = input.bool() ? Size(width: viewport.height, height: viewport.width) : Size(width: input.extent(scale: 400), height: input.extent(scale: 600)) }
             if input.bool() { update.velocity = Point(x: input.coordinate(scale: 1000), y: input.coordinate(scale: 5000)) }
+            sentVelocity = update.velocity
             update.phase = input.pick(ScrollPhase.allCases)
             update.seq = seq
+            if let now = clock, input.byte() % 4 != 0 {
+                // Mostly forward by steps of varying length, sometimes the same instant or back.
+                update.time = now + input.pick([0.016, 0.1, 0.5, 2, 0, -1, Double(input.byte()) / 64])
+            }
             switch input.byte() % 8 {
             case 0: update.select = .clear
             case 1: update.select = .item(input.int(in: -1...client.layout.ids.count))
             default: break
             }
             newViewport = update.size ?? viewport
+            sentTime = update.time
             trace("step \(step): \(update)")
             outcome = Result { () throws(SessionError) in try session.apply(update) }
         }
@@ -361,11 +387,22 @@ runFuzzer { bytes in
                 continue
             }
             require(session.seq == before.seq + 1 && plan.seq == session.seq, "seq \(session.seq) after \(before.seq)")
+            if let sent = sentTime {
+                require(clock.map { sent >= $0 } ?? true, "time \(sent) accepted after \(String(describing: clock))")
+                clock = sent
+            }
             if let sentOffset { require(plan.offset == sentOffset, "plan offset \(plan.offset) for \(sentOffset)") }
             viewport = newViewport
             client.apply(plan, newLayout: newModel)
             client.check(session)
-            if !configuration.loop { client.checkRegion(offset: plan.offset, viewport: viewport, buffer: configuration.buffer) }
+            // The model's motion: the sign of the velocity sent, else of the offset's change; a layout
+            // change is no motion.
+            func sign(_ v: Double?, _ from: Double, _ to: Double) -> Int {
+                if let v, v != 0 { return v > 0 ? 1 : -1 }
+                return to > from ? 1 : to < from ? -1 : 0
+            }
+            let motion = newModel != nil ? (x: 0, y: 0) : (x: sign(sentVelocity?.x, before.lastPlan.offset.x, plan.offset.x), y: sign(sentVelocity?.y, before.lastPlan.offset.y, plan.offset.y))
+            if !configuration.loop { client.checkRegion(offset: plan.offset, viewport: viewport, buffer: configuration.buffer, motion: motion) }
             requireFinite(plan, layout: session.layout, session, step: step)
         }
     }

@@ -174,27 +174,7 @@ extension Components {
             /// The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis`.
-            public struct AxisPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis/value1`.
-                public var value1: Components.Schemas.Axis
-                /// Creates a new `AxisPayload`.
-                ///
-                /// - Parameters:
-                ///   - value1:
-                public init(value1: Components.Schemas.Axis) {
-                    self.value1 = value1
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    self.value1 = try decoder.decodeFromSingleValueContainer()
-                }
-                public func encode(to encoder: any Swift.Encoder) throws {
-                    try encoder.encodeToSingleValueContainer(self.value1)
-                }
-            }
-            /// The layout's axis: sticky items pin along it, at the top (`y`) or at the left (`x`). A layout along x with sticky items is not the same layout as its items along y (it gets another id); without sticky items the axis changes nothing.
-            ///
-            /// - Remark: Generated from `#/components/schemas/ItemsLayout/axis`.
-            public var axis: Components.Schemas.ItemsLayout.AxisPayload?
+            public var axis: Components.Schemas.Axis?
             /// Only with `sections`; accepted here at its default (zeros).
             ///
             /// - Remark: Generated from `#/components/schemas/ItemsLayout/insets`.
@@ -214,7 +194,7 @@ extension Components {
             public init(
                 items: [Components.Schemas.LayoutItem],
                 contentSize: Components.Schemas.Size? = nil,
-                axis: Components.Schemas.ItemsLayout.AxisPayload? = nil,
+                axis: Components.Schemas.Axis? = nil,
                 insets: [Swift.Double]? = nil,
                 spacing: Swift.Double? = nil
             ) {
@@ -242,7 +222,7 @@ extension Components {
                     forKey: .contentSize
                 )
                 self.axis = try container.decodeIfPresent(
-                    Components.Schemas.ItemsLayout.AxisPayload.self,
+                    Components.Schemas.Axis.self,
                     forKey: .axis
                 )
                 self.insets = try container.decodeIfPresent(
