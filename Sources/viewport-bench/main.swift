@@ -213,6 +213,19 @@ if onlyBuffers {
     try compareBuffers(smallSteps: smallStepOffsets, flings: flingOffsets)
     exit(0)
 }
+/// `viewport-bench N core [rounds]`: the planner alone, small steps, jumps and flings in CPU time
+/// (CoreBench.swift); `viewport-bench N jumps [rounds]`: only jumps, 25 rounds by default (for perf).
+if let mode = CommandLine.arguments.dropFirst(2).first, mode == "core" || mode == "jumps" {
+    let jumpOffsets = (0..<200_000).map { _ in Double(nextRandom() % UInt64(contentHeight)) }
+    let rounds = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? (mode == "jumps" ? 25 : 3)
+    if mode == "jumps" {
+        try runCoreBench(layout: layout, viewport: viewport, smallSteps: [], jumps: jumpOffsets, flings: [], rounds: rounds)
+    } else {
+        try runCoreBench(layout: layout, viewport: viewport, smallSteps: smallStepOffsets, jumps: jumpOffsets, flings: flingOffsets, rounds: rounds)
+        try sessionBytes(layout: layout)
+    }
+    exit(0)
+}
 let small = try runTrace(offsets)
 line("small steps (7 pt): updates/s", "\(fmt(small.rate / 1e6, 3)) M  (\(small.changes) views entering)")
 if onlySmallSteps {
@@ -273,21 +286,7 @@ do {
 }
 
 // Bytes per session: many sessions with ~15 items shown, each scrolled a little so pools exist.
-do {
-    let sessionCount = 10_000
-    var sessions: [ViewportSession] = []
-    sessions.reserveCapacity(sessionCount)
-    let before = heapBytes()
-    for i in 0..<sessionCount {
-        var s = try ViewportSession(
-            layout: layout, configuration: SessionConfiguration(viewport: Size(width: 375, height: 1000), offset: Point(x: 0, y: Double(i) * 1000)))
-        _ = try s.apply(ViewportUpdate(offset: Point(x: 0, y: Double(i) * 1000 + 400)))
-        sessions.append(s)
-    }
-    let bytes = Double(heapBytes() - before) / Double(sessionCount)
-    let shown = sessions.reduce(0) { $0 + $1.visible.count } / sessionCount
-    line("bytes per session", "\(fmt(bytes, 0))  (\(shown) items shown)")
-}
+try sessionBytes(layout: layout)
 print("")
 
 try runStackBench(count: count)

@@ -5,21 +5,30 @@ import ViewportTestSupport
 /// Session snapshots: a session restored from one continues exactly as the original (same plans,
 /// same state), whatever it has been through.
 struct SnapshotTests {
-    /// Every stored property of `ViewportSession`. A property added to the session must be
-    /// written by `snapshot()` and read by `init(restoring:layouts:)` (or derived there), then
-    /// listed here.
-    static let handledProperties: Set<String> = [
-        "layout", "offset", "viewport", "buffer", "insets", "poolCaps", "region", "shown", "pools", "pooledByItem",
-        "pooledCount", "capByClass", "defaultCap", "nextView", "safeWindow", "pinned", "seq", "lastPlan", "stats",
-        "extraReuseNames", "paging", "dragBegin", "selected", "prefetcher", "lazyLoader", "exposureTracker", "links",
-        "loop", "loopShifts", "usesHelpers", "maxViews", "needsFullDiff", "motion", "time", "edits",
+    /// Every stored property of `ViewportSession`, and of each of its parts. A property added to the
+    /// session or to a part must be written by `snapshot()` and read by `init(restoring:layouts:)`
+    /// (or derived there), then listed here.
+    static let handledProperties: [String: Set<String>] = [
+        "layout": [], "shown": [], "stats": [], "edits": [], "insets": [], "paging": [], "loop": [], "maxViews": [],
+        "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "safeWindow", "pinned", "dragBegin", "needsFullDiff"],
+        "pools": ["caps", "byClass", "sameItem", "count", "extraNames", "capByClass", "defaultCap"],
+        "handles": ["next"],
+        "sequence": ["seq", "lastPlan"],
+        "helpers": ["areOn", "selected", "prefetcher", "lazyLoader", "exposureTracker", "links", "loopShifts"],
     ]
 
     @Test func everyStoredPropertyOfASessionIsHandledBySnapshots() throws {
         let layout = try makeLayout([ItemSpec(id: "a", rect: Rect(x: 0, y: 0, width: 10, height: 10), reuse: "r")])
         let session = try ViewportSession(layout: layout, configuration: SessionConfiguration(viewport: Size(width: 100, height: 100)))
-        let labels = Set(Mirror(reflecting: session).children.compactMap(\.label))
-        #expect(labels == Self.handledProperties, "new: \(labels.subtracting(Self.handledProperties)), gone: \(Self.handledProperties.subtracting(labels)); update ViewportSession+Snapshot.swift")
+        let parts = Mirror(reflecting: session).children
+        let labels = Set(parts.compactMap(\.label))
+        let handled = Set(Self.handledProperties.keys)
+        #expect(labels == handled, "new: \(labels.subtracting(handled)), gone: \(handled.subtracting(labels)); update ViewportSession+Snapshot.swift")
+        for part in parts {
+            guard let name = part.label, let expected = Self.handledProperties[name], !expected.isEmpty else { continue }
+            let found = Set(Mirror(reflecting: part.value).children.compactMap(\.label))
+            #expect(found == expected, "\(name): new: \(found.subtracting(expected)), gone: \(expected.subtracting(found)); update ViewportSession+Snapshot.swift")
+        }
     }
 
     /// A random session of one of several kinds, and the layouts it may move to.

@@ -27,4 +27,11 @@ public struct Region: Hashable, Sendable {
     public func intersects(_ r: Rect) -> Bool {
         r.x < maxX && r.x + r.width > minX && r.y < maxY && r.y + r.height > minY
     }
+
+    /// Whether the two regions share no area (touching edges share none). Only a choice of how
+    /// to diff them rests on it: which items intersect either is still tested item by item.
+    @inline(__always)
+    func isDisjoint(from other: Region) -> Bool {
+        other.minX >= maxX || other.maxX <= minX || other.minY >= maxY || other.maxY <= minY
+    }
 }

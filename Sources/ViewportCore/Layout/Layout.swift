@@ -330,6 +330,13 @@ public final class Layout: Sendable {
         }
     }
 
+    /// The reuse class of an item, nil when its view is never reused.
+    @inline(__always)
+    func poolClass(of item: Int) -> Int? {
+        let c = reuseClass(of: item)
+        return c >= 0 ? c : nil
+    }
+
     /// The reuse identifier of an item, nil when it has none.
     public func reuseName(of item: Int) -> String? {
         let c = reuseClass(of: item)

@@ -2,8 +2,8 @@
 struct ReusePool: Sendable {
     struct Entry: Hashable, Sendable {
         var view: Int
-        /// The item this view last showed.
-        var lastItem: Int
+        /// The item this view last showed; nil when the session's layout no longer has it.
+        var lastItem: Int?
         /// The sequence number of the plan that pooled it.
         var pooledAt: UInt64
     }

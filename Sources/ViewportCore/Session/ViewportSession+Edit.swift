@@ -25,9 +25,10 @@ extension ViewportSession {
         if loop != nil {
             throw .invalid(field: "layout", reason: "a looping session cannot edit its layout (its period comes from it); open a new session")
         }
-        if let sent, sent == seq { return lastPlan }
+        // A retry is answered before the edit is looked at, a conflict after it is checked.
+        if let retry = sequence.retry(sent) { return retry }
         let edited = try layout.applying(edit, maxItems: maxItems)
-        if let sent, sent != seq &+ 1 { throw .sequenceConflict(current: seq, sent: sent) }
+        try sequence.checkNext(sent)
         let newLayout = edited.layout
         let newOffset: Point
         switch anchor {
@@ -46,14 +47,14 @@ extension ViewportSession {
             }
         }
         var remap = ItemRemap(
-            old: layout, new: newLayout, extraNames: extraReuseNames,
+            old: layout, new: newLayout, extraNames: pools.extraNames,
             isIdentity: !edited.positionsShifted && newLayout.reuseNames == layout.reuseNames, keepsReuse: true,
             position: edited.newPosition(ofOld:))
         var plan = try transition(to: newLayout, offset: newOffset, remap: &remap, field: "layout")
         edits += 1
         if edited.contentSizeChanged {
             plan.contentSize = newLayout.contentSize
-            lastPlan = plan
+            sequence.record(plan)
         }
         return plan
     }

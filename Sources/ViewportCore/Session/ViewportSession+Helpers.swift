@@ -24,17 +24,17 @@ extension ViewportSession {
         // Keep what the plan already carries (moves, pins); the helpers fill in their own parts.
         var extras = plan.extras ?? PlanExtras()
         extras.selected = selected
-        if exposureTracker != nil, let (enter, _) = exposureTracker?.record(entered: enteredScreen, left: leftScreenStaying, time: nil) {
+        if helpers.exposureTracker != nil, let (enter, _) = helpers.exposureTracker?.record(entered: enteredScreen, left: leftScreenStaying, time: nil) {
             extras.enter = enter
             extras.leave = leftScreen
         }
-        if prefetcher != nil { extras.cancelPrefetch = cancelledPredictions }
-        if lazyLoader != nil {
-            lazyLoader?.itemsLeft(leaving)
-            lazyLoader?.itemsEntered(entering)
-            extras.load = lazyLoader?.loadPending() ?? []
+        if helpers.prefetcher != nil { extras.cancelPrefetch = cancelledPredictions }
+        if helpers.lazyLoader != nil {
+            helpers.lazyLoader?.itemsLeft(leaving)
+            helpers.lazyLoader?.itemsEntered(entering)
+            extras.load = helpers.lazyLoader?.loadPending() ?? []
         }
-        if !links.isEmpty { extras.linked = linkedOffsets() }
+        if !helpers.links.isEmpty { extras.linked = linkedOffsets() }
         plan.updateExtras { $0 = extras }
     }
 
@@ -48,15 +48,15 @@ extension ViewportSession {
 
         // Paging: drag-begin records b, drag-end answers the target.
         if phase == .dragBegin {
-            dragBegin = offset
+            scroll.dragBegin = offset
         } else if phase == .dragEnd {
-            let (target, page) = dragTarget(begin: dragBegin ?? previous?.offset ?? offset, velocity: velocity ?? .zero)
+            let (target, page) = dragTarget(begin: scroll.dragBegin ?? previous?.offset ?? offset, velocity: velocity ?? .zero)
             extras.target = target
             extras.page = page
-            dragBegin = nil
+            scroll.dragBegin = nil
         }
 
-        if let rule = exposureTracker?.rule {
+        if let rule = helpers.exposureTracker?.rule {
             let screen = Region(offset: offset, viewport: viewport, buffer: 0)
             var entered: [Int]
             var left: [Int] = []
@@ -66,14 +66,14 @@ extension ViewportSession {
             } else {
                 entered = itemsOnScreen(screen, rule: rule)
             }
-            if let (enter, viewed) = exposureTracker?.record(entered: entered, left: left, time: time) {
+            if let (enter, viewed) = helpers.exposureTracker?.record(entered: entered, left: left, time: time) {
                 extras.enter = enter
                 extras.leave = left
                 extras.viewed = viewed
             }
         }
 
-        if let prefetcher {
+        if let prefetcher = helpers.prefetcher {
             var predicted: [Int]?
             if var v = velocity {
                 if let loop {
@@ -85,32 +85,32 @@ extension ViewportSession {
                 predicted = items(in: prefetcher.sweep(region, velocity: v), notIn: region)
             }
             let shown = self.shown
-            if let (prefetch, cancel) = self.prefetcher?.update(predicted: predicted, isMaterialized: { shown[$0] != nil }) {
+            if let (prefetch, cancel) = helpers.prefetcher?.update(predicted: predicted, isMaterialized: { shown[$0] != nil }) {
                 extras.prefetch = prefetch
                 extras.cancelPrefetch = cancel
             }
         }
 
-        if lazyLoader != nil {
-            lazyLoader?.itemsLeft(leaving)
-            lazyLoader?.itemsEntered(entering)
+        if helpers.lazyLoader != nil {
+            helpers.lazyLoader?.itemsLeft(leaving)
+            helpers.lazyLoader?.itemsEntered(entering)
             switch phase {
             case .dragBegin:
                 let shown = self.shown
-                extras.load = lazyLoader?.dragBegan(isMaterialized: { shown[$0] != nil }) ?? []
+                extras.load = helpers.lazyLoader?.dragBegan(isMaterialized: { shown[$0] != nil }) ?? []
             case .idle:
-                extras.load = lazyLoader?.loadPending() ?? []
+                extras.load = helpers.lazyLoader?.loadPending() ?? []
             case .dragEnd:
                 if let target = extras.target {
                     let onTarget = items(in: Region(offset: target, viewport: viewport, buffer: 0))
-                    extras.load = lazyLoader?.dragEnded(onTarget: onTarget) ?? []
+                    extras.load = helpers.lazyLoader?.dragEnded(onTarget: onTarget) ?? []
                 }
             case .dragging, .decelerating:
                 break
             }
         }
 
-        if !links.isEmpty { extras.linked = linkedOffsets() }
+        if !helpers.links.isEmpty { extras.linked = linkedOffsets() }
 
         if let loop {
             extras.placements = place(leaving: leaving, entering: entering, in: loop)

@@ -12,16 +12,13 @@ extension ViewportSession {
         if loop != nil {
             throw .invalid(field: "layout", reason: "a looping session cannot change its layout (its period comes from it); open a new session")
         }
-        if let sent {
-            if sent == seq { return lastPlan }
-            guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
-        }
+        if let retry = try sequence.check(sent) { return retry }
         let old = layout
         func newIndex(of oldItem: Int) -> Int? {
             old.withIDBytes(at: oldItem) { newLayout.item(withIDBytes: $0) }
         }
         let newOffset = anchor == .visible ? visibleAnchorOffset(in: newLayout, position: newIndex) ?? offset : offset
-        var remap = ItemRemap(old: old, new: newLayout, extraNames: extraReuseNames, position: newIndex)
+        var remap = ItemRemap(old: old, new: newLayout, extraNames: pools.extraNames, position: newIndex)
         return try transition(to: newLayout, offset: newOffset, remap: &remap, field: "layout")
     }
 
@@ -77,34 +74,34 @@ extension ViewportSession {
                 survivors[j] = view
                 if after != oldRect(item) { moves.append(PlanEntry(item: j, view: view)) }
             } else {
-                leaving.append(LeavingItem(item: item, view: view, reuseClass: remap.reuseClass(ofOld: old.reuseClass(of: item)), poolItem: j ?? -1))
+                leaving.append(LeavingItem(item: item, view: view, reuseClass: remap.poolClass(ofOld: old.poolClass(of: item)), poolItem: j))
             }
         }
 
-        let screenBefore = exposureTracker.map {
+        let screenBefore = helpers.exposureTracker.map {
             Self.itemsOnScreen(of: old, Region(offset: offset, viewport: viewport, buffer: 0), rule: $0.rule)
         } ?? []
         // A layout change has no velocity: every outstanding prediction ends. Those that did not
         // enter are cancelled, including items the new layout removed, so they are named (like
         // `leave`) by previous-layout positions.
         let isMaterialized = Set(materialized)
-        let cancelledPredictions = prefetcher.map { prefetcher in
+        let cancelledPredictions = helpers.prefetcher.map { prefetcher in
             prefetcher.predicted.filter { remap.position($0).map { !isMaterialized.contains($0) } ?? true }.sorted()
         } ?? []
         remapItems(&remap)
-        prefetcher?.remap { _ in nil }
+        helpers.prefetcher?.remap { _ in nil }
         // Leaving items still in the new layout were renumbered with the rest: they are no longer shown.
-        for leave in leaving where leave.poolItem >= 0 { shown[leave.poolItem] = nil }
+        for leave in leaving {
+            if let item = leave.poolItem { shown[item] = nil }
+        }
 
         layout = newLayout
-        resolveCaps()
-        seq += 1
+        pools.resolveCaps(for: layout)
+        sequence.advance()
         stats.updates += 1
-        offset = newOffset
-        region = newRegion
-        motion = .none
-        safeWindow = nil
-        needsFullDiff = false
+        scroll.move(to: newOffset, viewport: viewport, motion: .none)
+        scroll.safeWindow = nil
+        scroll.needsFullDiff = false
         let entering = materialized.filter { survivors[$0] == nil }
         var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
         plan.move = moves.sorted { $0.item < $1.item }
@@ -113,10 +110,10 @@ extension ViewportSession {
         // entered again (its reuse identifier changed) has a new view at its layout rect, to pin.
         let oldPin = pinned.flatMap { survivors[$0.item] == nil ? nil : $0 }
         (plan.pin, plan.unpin) = pinEntries(old: oldPin, new: newPin)
-        pinned = newPin
-        if usesHelpers || selected != nil {
+        scroll.pinned = newPin
+        if helpers.areOn || selected != nil {
             // Items that stay on screen keep their exposure; the rest enter or leave it.
-            let screenAfter = exposureTracker.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0.rule) } ?? []
+            let screenAfter = helpers.exposureTracker.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0.rule) } ?? []
             let stayed = Set(screenBefore.compactMap { remap.position($0) }).intersection(screenAfter)
             let enteredScreen = screenAfter.filter { !stayed.contains($0) }
             let leftScreen = screenBefore.filter { remap.position($0).map { !stayed.contains($0) } ?? true }
@@ -125,7 +122,7 @@ extension ViewportSession {
                 enteredScreen: enteredScreen, leftScreen: leftScreen, leftScreenStaying: leftScreen.compactMap { remap.position($0) },
                 cancelledPredictions: cancelledPredictions)
         }
-        lastPlan = plan
+        sequence.record(plan)
         return plan
     }
 

@@ -48,12 +48,12 @@ extension ViewportSession {
     /// that are not at their layout rect, in the coordinates of the current offset.
     /// - Complexity: O(l + e) for l leaving and e entering items.
     mutating func place(leaving: [Int], entering: [Int], in loop: LoopSpace) -> [Placement] {
-        for item in leaving { loopShifts[item] = nil }
+        for item in leaving { helpers.loopShifts[item] = nil }
         var placed: [Placement] = []
         for item in entering {
             let rect = layout.rects[item]
             let shift = loop.copyShift(of: rect, in: region) ?? 0
-            loopShifts[item] = shift
+            helpers.loopShifts[item] = shift
             if shift != 0 { placed.append(Placement(item: item, rect: loop.moved(rect, by: shift))) }
         }
         return placed
@@ -65,10 +65,8 @@ extension ViewportSession {
         let axis = loop.axis
         let shift = loop.recenterShift(of: axis.component(of: offset))
         guard shift != 0 else { return nil }
-        offset = axis.setting(axis.component(of: offset) + shift, in: offset)
-        region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
-        if let begin = dragBegin { dragBegin = axis.setting(axis.component(of: begin) + shift, in: begin) }
-        for (item, copy) in loopShifts { loopShifts[item] = copy + shift }
+        scroll.recenter(along: axis, by: shift)
+        for (item, copy) in helpers.loopShifts { helpers.loopShifts[item] = copy + shift }
         return axis.setting(shift, in: .zero)
     }
 }

@@ -5,7 +5,7 @@ struct ItemRemap {
     let new: Layout
     /// Old position → new (nil: the item is gone), memoized.
     private let map: (Int) -> Int?
-    private var positions: [Int: Int] = [:]
+    private var positions: [Int: Int?] = [:]
     /// Whether every position and reuse class maps to itself (an edit of sizes only): remapping
     /// then has nothing to do.
     let isIdentity: Bool
@@ -31,16 +31,23 @@ struct ItemRemap {
     /// The new position of old item `item`, nil when it is gone.
     mutating func position(_ item: Int) -> Int? {
         if isIdentity { return item }
-        if let known = positions[item] { return known >= 0 ? known : nil }
+        if let known = positions[item] { return known }
         let j = map(item)
-        positions[item] = j ?? -1
+        positions[item] = .some(j)
         return j
     }
 
-    /// The new reuse class of old class `c` (-1 stays -1): by name, a class of its own past the
-    /// new layout's when the new layout has no item with that name.
+    /// The new reuse class of old class `c` (nil, never reused, stays nil): by name, a class of
+    /// its own past the new layout's when the new layout has no item with that name.
+    mutating func poolClass(ofOld c: Int?) -> Int? {
+        guard let c else { return nil }
+        return reuseClass(ofOld: c)
+    }
+
+    /// The new reuse class of old class `c`: by name, a class of its own past the new layout's
+    /// when the new layout has no item with that name.
     mutating func reuseClass(ofOld c: Int) -> Int {
-        guard c >= 0, !isIdentity else { return c }
+        guard !isIdentity else { return c }
         if let mapped = classMap[c] { return mapped }
         let name = c < old.reuseNames.count ? old.reuseNames[c] : oldExtraNames[c - old.reuseNames.count]
         let mapped: Int
@@ -77,37 +84,9 @@ extension ViewportSession {
             if let j = remap.position(item) { newShown[j] = view }
         }
         shown = newShown
-
         // Pools carry over by reuse identifier; the same-item index follows their last items.
-        var newPools: [ReusePool] = []
-        var newPooledByItem = IntMap()
-        for (c, pool) in pools.enumerated() {
-            let mapped = remap.reuseClass(ofOld: c)
-            for var entry in pool.entries {
-                if entry.lastItem >= 0 {
-                    // Within one pool, one entry at most names an item (it would have taken its
-                    // view back), so the index stays one to one.
-                    entry.lastItem = remap.position(entry.lastItem) ?? -1
-                    if entry.lastItem >= 0 { newPooledByItem[PooledItemKey(item: entry.lastItem, reuseClass: mapped).packed] = entry.view }
-                }
-                newPools.push(entry, reuseClass: mapped)
-            }
-        }
-        pools = newPools
-        pooledByItem = newPooledByItem
-        extraReuseNames = remap.extraNames
-
-        pinned = pinned.flatMap { pin in remap.position(pin.item).map { PinnedHeader(item: $0, rect: pin.rect) } }
-        selected = selected.flatMap { remap.position($0) }
-        prefetcher?.remap { remap.position($0) }
-        lazyLoader?.remap { remap.position($0) }
-        exposureTracker?.remap(from: remap.old, to: remap.new) { remap.position($0) }
-        if !loopShifts.isEmpty {
-            var shifts: [Int: Double] = [:]
-            for (item, shift) in loopShifts {
-                if let j = remap.position(item) { shifts[j] = shift }
-            }
-            loopShifts = shifts
-        }
+        pools.remap(&remap)
+        scroll.pinned = pinned.flatMap { pin in remap.position(pin.item).map { PinnedHeader(item: $0, rect: pin.rect) } }
+        helpers.remap(&remap)
     }
 }

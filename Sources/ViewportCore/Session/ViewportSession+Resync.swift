@@ -59,39 +59,25 @@ extension ViewportSession {
         }
 
         // Valid: adopt it.
-        seq = state.seq
-        offset = state.offset
-        viewport = newViewport
         // The client's views say nothing of its motion: the region is the still one.
-        motion = .none
-        region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: .none)
+        scroll.move(to: state.offset, viewport: newViewport, motion: .none)
         shown = IntMap()
         for entry in state.visible { shown[entry.item] = entry.view }
-        pools = []
-        pooledByItem = IntMap()
-        pooledCount = 0
-        extraReuseNames = []
-        for (c, (_, views)) in zip(classes, state.pool) {
-            if pools.count <= c { pools.append(contentsOf: repeatElement(ReusePool(), count: c - pools.count + 1)) }
-            for pooled in views {
-                pools[c].push(.init(view: pooled.view, lastItem: pooled.item, pooledAt: seq))
-                pooledByItem[PooledItemKey(item: pooled.item, reuseClass: c).packed] = pooled.view
-                pooledCount += 1
-            }
-        }
-        resolveCaps()
-        nextView = max(nextView, highest + 1)
-        safeWindow = nil
-        needsFullDiff = true
-        pinned = loop == nil ? pinnedHeader(at: offset).flatMap { shown[$0.item] != nil ? $0 : nil } : nil
-        dragBegin = nil
-        if let prefetcher { self.prefetcher = Prefetcher(seconds: prefetcher.seconds) }
-        if lazyLoader != nil { lazyLoader = LazyLoader(loaded: Set(shown.keys), pending: [], fromDragEnd: []) }
-        loopShifts = [:]
+        pools.removeAll()
+        for (c, (_, views)) in zip(classes, state.pool) { pools.adopt(views, reuseClass: c, pooledAt: state.seq) }
+        pools.resolveCaps(for: layout)
+        handles.reserve(from: highest + 1)
+        scroll.safeWindow = nil
+        scroll.needsFullDiff = true
+        scroll.pinned = loop == nil ? pinnedHeader(at: offset).flatMap { shown[$0.item] != nil ? $0 : nil } : nil
+        scroll.dragBegin = nil
+        if let prefetcher = helpers.prefetcher { helpers.prefetcher = Prefetcher(seconds: prefetcher.seconds) }
+        if helpers.lazyLoader != nil { helpers.lazyLoader = LazyLoader(loaded: Set(shown.keys), pending: [], fromDragEnd: []) }
+        helpers.loopShifts = [:]
         if let loop {
-            for item in shown.keys { loopShifts[item] = loop.copyShift(of: layout.rects[item], in: region) ?? 0 }
+            for item in shown.keys { helpers.loopShifts[item] = loop.copyShift(of: layout.rects[item], in: region) ?? 0 }
         }
         stats.peakViews = max(stats.peakViews, liveViews)
-        lastPlan = Plan(seq: seq, offset: offset)
+        sequence.restart(at: state.seq, plan: Plan(seq: state.seq, offset: offset))
     }
 }

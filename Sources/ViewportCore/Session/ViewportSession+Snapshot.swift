@@ -16,7 +16,8 @@
 /// index, the helpers' state, loop shifts, and the last plan. Sets and maps are written in item
 /// order, so equal states give equal bytes. A version this build does not know is refused.
 ///
-/// Every stored property of ``ViewportSession`` must be written here or derived on restore;
+/// Every stored property of ``ViewportSession`` and of its parts (`ScrollState`, `ReusePools`,
+/// `ViewHandles`, `UpdateSequence`, `SessionHelpers`) must be written here or derived on restore;
 /// `SnapshotTests` fails when one is added without being handled.
 extension ViewportSession {
     static let snapshotMagic: [UInt8] = Array("VPS".utf8)
@@ -25,7 +26,7 @@ extension ViewportSession {
     /// The session's state as bytes.
     /// - Complexity: O(v + p + h) for v shown views, p pooled views and h items the helpers track.
     public func snapshot() -> [UInt8] {
-        var w = BinaryWriter(capacity: 512 + 24 * (shown.count + pooledCount))
+        var w = BinaryWriter(capacity: 512 + 24 * liveViews)
         w.raw(Self.snapshotMagic)
         w.byte(Self.snapshotVersion)
         w.string(layout.digest)
@@ -52,17 +53,17 @@ extension ViewportSession {
         w.bool(paging.size != nil)
         if let size = paging.size { w.size(size) }
         w.double(paging.decelerationRate)
-        w.bool(prefetcher != nil)
-        if let prefetcher { w.double(prefetcher.seconds) }
-        w.bool(lazyLoader != nil)
-        w.bool(exposureTracker != nil)
-        if let rule = exposureTracker?.rule {
+        w.bool(helpers.prefetcher != nil)
+        if let prefetcher = helpers.prefetcher { w.double(prefetcher.seconds) }
+        w.bool(helpers.lazyLoader != nil)
+        w.bool(helpers.exposureTracker != nil)
+        if let rule = helpers.exposureTracker?.rule {
             w.double(rule.threshold)
             w.bool(rule.minTime != nil)
             if let minTime = rule.minTime { w.double(minTime) }
         }
-        w.count(links.count)
-        for link in links {
+        w.count(helpers.links.count)
+        for link in helpers.links {
             w.string(link.name)
             w.size(link.view.viewport)
             w.size(link.view.contentSize)
@@ -80,21 +81,21 @@ extension ViewportSession {
         if let time { w.double(time) }
         w.varint(seq)
         w.count(edits)
-        w.count(nextView)
+        w.count(handles.next)
         for value in [stats.updates, stats.created, stats.reused, stats.rebindFree, stats.recycled, stats.discarded, stats.peakViews] {
             w.count(value)
         }
-        w.bool(needsFullDiff)
+        w.bool(scroll.needsFullDiff)
         writeOptionalItem(selected, &w)
-        w.bool(dragBegin != nil)
-        if let dragBegin { w.point(dragBegin) }
+        w.bool(scroll.dragBegin != nil)
+        if let dragBegin = scroll.dragBegin { w.point(dragBegin) }
         w.bool(pinned != nil)
         if let pinned {
             writeItem(pinned.item, &w)
             w.rect(pinned.rect)
         }
-        w.bool(safeWindow != nil)
-        if let window = safeWindow {
+        w.bool(scroll.safeWindow != nil)
+        if let window = scroll.safeWindow {
             w.byte(window.axis == .x ? 0 : 1)
             w.double(window.origin.minX)
             w.double(window.origin.minY)
@@ -107,39 +108,39 @@ extension ViewportSession {
         }
 
         // Views.
-        w.count(extraReuseNames.count)
-        for name in extraReuseNames { w.string(name) }
+        w.count(pools.extraNames.count)
+        for name in pools.extraNames { w.string(name) }
         let shownSorted = shown.sorted { $0.key < $1.key }
         w.count(shownSorted.count)
         for (item, view) in shownSorted {
             writeItem(item, &w)
             w.count(view)
         }
-        w.count(pools.count)
-        for pool in pools {
+        w.count(pools.byClass.count)
+        for pool in pools.byClass {
             w.count(pool.entries.count)
             for entry in pool.entries {
                 w.count(entry.view)
-                writeOptionalItem(entry.lastItem >= 0 ? entry.lastItem : nil, &w)
+                writeOptionalItem(entry.lastItem, &w)
                 w.varint(entry.pooledAt)
             }
         }
-        let sameItem = pooledByItem.sorted { $0.key < $1.key }
+        let sameItem = pools.sameItemEntries
         w.count(sameItem.count)
-        for (key, view) in sameItem {
-            writeItem(key >> 32, &w)
-            w.count(key & 0xffff_ffff)
-            w.count(view)
+        for entry in sameItem {
+            writeItem(entry.item, &w)
+            w.count(entry.reuseClass)
+            w.count(entry.view)
         }
 
         // Helpers.
-        if let prefetcher { writeItems(prefetcher.predicted, &w) }
-        if let lazyLoader {
+        if let prefetcher = helpers.prefetcher { writeItems(prefetcher.predicted, &w) }
+        if let lazyLoader = helpers.lazyLoader {
             writeItems(lazyLoader.loaded, &w)
             writeItems(lazyLoader.pending, &w)
             writeItems(lazyLoader.fromDragEnd, &w)
         }
-        if let exposureTracker {
+        if let exposureTracker = helpers.exposureTracker {
             let times = exposureTracker.times.sorted { $0.key < $1.key }
             w.count(times.count)
             for (item, count) in times {
@@ -184,7 +185,7 @@ extension ViewportSession {
             }
             w.varint(exposureTracker.nextStay)
         }
-        let shifts = loopShifts.sorted { $0.key < $1.key }
+        let shifts = helpers.loopShifts.sorted { $0.key < $1.key }
         w.count(shifts.count)
         for (item, shift) in shifts {
             writeItem(item, &w)
@@ -226,44 +227,39 @@ extension ViewportSession {
     private init(reading r: inout BinaryReader, layout: Layout, previous: Layout?) throws(BinaryFormatError) {
         let items = SnapshotItems(layout: layout)
         self.layout = layout
-        buffer = Buffer(ahead: try r.double(), behind: try r.double())
+        let buffer = Buffer(ahead: try r.double(), behind: try r.double())
         insets = Insets(top: try r.double(), left: try r.double(), bottom: try r.double(), right: try r.double())
         var caps = PoolCaps()
         if try r.bool() { caps.max = try r.count() }
         for _ in 0..<(try r.elementCount(minBytes: 2)) { caps.perReuse[try r.string()] = try r.count() }
-        poolCaps = caps
         guard let mode = PagingMode(rawValue: try r.string(limit: 16)) else { throw .invalid("paging mode") }
         let pagingAxis = try Self.axis(r.byte())
         let pagingSize: Size? = try r.bool() ? try r.size() : nil
         paging = PagingOptions(mode: mode, axis: pagingAxis, size: pagingSize, decelerationRate: try r.double())
-        prefetcher = try r.bool() ? Prefetcher(seconds: try r.double()) : nil
-        lazyLoader = try r.bool() ? LazyLoader() : nil
+        let prefetchSeconds: Double? = try r.bool() ? try r.double() : nil
+        let lazyLoad = try r.bool()
         var rule: ExposureRule?
         if try r.bool() { rule = ExposureRule(threshold: try r.double(), minTime: try r.bool() ? try r.double() : nil) }
-        exposureTracker = rule.map { ExposureTracker(rule: $0) }
         var links: [(name: String, view: LinkedScrollView)] = []
         for _ in 0..<(try r.elementCount(minBytes: 33)) {
             links.append((try r.string(), LinkedScrollView(viewport: try r.size(), contentSize: try r.size())))
         }
-        self.links = links
         if let axis = try Self.axis(r.byte()) {
             loop = LoopSpace(axis: axis, period: axis.component(of: layout.contentSize), summary: layout.axisSummary(axis))
         } else {
             loop = nil
         }
         maxViews = try r.bool() ? try r.count() : nil
-        usesHelpers = prefetcher != nil || lazyLoader != nil || exposureTracker != nil || !links.isEmpty || loop != nil
+        let helpersAreOn = prefetchSeconds != nil || lazyLoad || rule != nil || !links.isEmpty || loop != nil
 
-        offset = try r.point()
-        viewport = try r.size()
+        let offset = try r.point()
+        let viewport = try r.size()
         let (mx, my) = (Int(try r.byte()) - 1, Int(try r.byte()) - 1)
         guard (-1...1).contains(mx), (-1...1).contains(my) else { throw .invalid("motion") }
-        motion = Motion(x: mx, y: my)
-        time = try r.bool() ? try r.double() : nil
-        region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
-        seq = try r.varint()
+        scroll = ScrollState(offset: offset, viewport: viewport, buffer: buffer, motion: Motion(x: mx, y: my), time: try r.bool() ? try r.double() : nil)
+        let seq: UInt64 = try r.varint()
         edits = try r.count()
-        nextView = try r.count()
+        handles = ViewHandles(next: try r.count())
         stats.updates = try r.count()
         stats.created = try r.count()
         stats.reused = try r.count()
@@ -271,47 +267,51 @@ extension ViewportSession {
         stats.recycled = try r.count()
         stats.discarded = try r.count()
         stats.peakViews = try r.count()
-        needsFullDiff = try r.bool()
-        selected = try items.readOptional(&r)
-        dragBegin = try r.bool() ? try r.point() : nil
-        pinned = try r.bool() ? PinnedHeader(item: try items.read(&r), rect: try r.rect()) : nil
+        scroll.needsFullDiff = try r.bool()
+        let selected = try items.readOptional(&r)
+        scroll.dragBegin = try r.bool() ? try r.point() : nil
+        scroll.pinned = try r.bool() ? PinnedHeader(item: try items.read(&r), rect: try r.rect()) : nil
         if try r.bool() {
             let axis: SafeWindow.Axis = try r.byte() == 0 ? .x : .y
             let origin = Region(minX: try r.double(), minY: try r.double(), maxX: try r.double(), maxY: try r.double())
-            safeWindow = SafeWindow(
+            scroll.safeWindow = SafeWindow(
                 axis: axis, origin: origin, lowEdgeFrom: try r.double(), lowEdgeBelow: try r.double(),
                 highEdgeAbove: try r.double(), highEdgeThrough: try r.double())
         }
 
-        for _ in 0..<(try r.elementCount()) { extraReuseNames.append(try r.string()) }
-        let classes = layout.reuseNames.count + extraReuseNames.count
+        var extraNames: [String] = []
+        for _ in 0..<(try r.elementCount()) { extraNames.append(try r.string()) }
+        let classes = layout.reuseNames.count + extraNames.count
         for _ in 0..<(try r.elementCount(minBytes: 2)) {
             let item = try items.read(&r)
             shown[item] = try r.count()
         }
         let poolCount = try r.elementCount()
         guard poolCount <= classes else { throw .invalid("\(poolCount) pools for \(classes) reuse identifiers") }
+        var byClass: [ReusePool] = []
         for _ in 0..<poolCount {
             var entries: [ReusePool.Entry] = []
             for _ in 0..<(try r.elementCount(minBytes: 3)) {
                 let view = try r.count()
-                let lastItem = try items.readOptional(&r) ?? -1
+                let lastItem = try items.readOptional(&r)
                 entries.append(ReusePool.Entry(view: view, lastItem: lastItem, pooledAt: try r.varint()))
             }
-            pooledCount += entries.count
-            pools.append(ReusePool(entries: entries))
+            byClass.append(ReusePool(entries: entries))
         }
+        var sameItem: [(item: Int, reuseClass: Int, view: Int)] = []
         for _ in 0..<(try r.elementCount(minBytes: 3)) {
-            let item = try items.read(&r)
-            let reuseClass = try r.count(limit: classes)
-            pooledByItem[PooledItemKey(item: item, reuseClass: reuseClass).packed] = try r.count()
+            sameItem.append((item: try items.read(&r), reuseClass: try r.count(limit: classes), view: try r.count()))
         }
+        pools = ReusePools(caps: caps, extraNames: extraNames, byClass: byClass, sameItem: sameItem)
 
-        if let prefetcher { self.prefetcher = Prefetcher(seconds: prefetcher.seconds, predicted: try items.readSet(&r)) }
-        if lazyLoader != nil {
+        var prefetcher: Prefetcher?
+        if let seconds = prefetchSeconds { prefetcher = Prefetcher(seconds: seconds, predicted: try items.readSet(&r)) }
+        var lazyLoader: LazyLoader?
+        if lazyLoad {
             lazyLoader = LazyLoader(loaded: try items.readSet(&r), pending: try items.readSet(&r), fromDragEnd: try items.readSet(&r))
         }
-        if exposureTracker != nil {
+        var exposureTracker: ExposureTracker?
+        if let rule {
             var times: [Int: Int] = [:]
             for _ in 0..<(try r.elementCount(minBytes: 2)) {
                 let item = try items.read(&r)
@@ -340,15 +340,19 @@ extension ViewportSession {
                 unclocked.append(ExposureTracker.UnclockedStay(item: try items.read(&r), stay: try r.varint()))
             }
             exposureTracker = ExposureTracker(
-                rule: rule ?? ExposureRule(), times: times, absent: absent, viewedTimes: viewedTimes, absentViewed: absentViewed,
+                rule: rule, times: times, absent: absent, viewedTimes: viewedTimes, absentViewed: absentViewed,
                 pending: pending, clocked: clocked, unclocked: unclocked, nextStay: try r.varint())
         }
+        var loopShifts: [Int: Double] = [:]
         for _ in 0..<(try r.elementCount(minBytes: 9)) {
             let item = try items.read(&r)
             loopShifts[item] = try r.double()
         }
-        lastPlan = try Self.readPlan(&r, items: items, previous: previous.map(SnapshotItems.init))
-        resolveCaps()
+        helpers = SessionHelpers(
+            areOn: helpersAreOn, selected: selected, prefetcher: prefetcher, lazyLoader: lazyLoader, exposureTracker: exposureTracker,
+            links: links, loopShifts: loopShifts)
+        sequence = UpdateSequence(seq: seq, lastPlan: try Self.readPlan(&r, items: items, previous: previous.map(SnapshotItems.init)))
+        pools.resolveCaps(for: layout)
     }
 
     // MARK: Plans

@@ -4,91 +4,58 @@
 /// Not thread-safe by itself; the service keeps each session behind a lock.
 public struct ViewportSession: Sendable {
     public internal(set) var layout: Layout
-    public internal(set) var offset: Point
-    public internal(set) var viewport: Size
-    public let buffer: Buffer
-    public let insets: Insets
-    public let poolCaps: PoolCaps
-
-    /// The materialized region at the current offset and viewport.
-    public internal(set) var region: Region
-    /// The motion `region` leans toward (see `Buffer`): that of the last update.
-    public internal(set) var motion = Motion.none
-    /// The session's last client time (`time`), nil until an update or the opening carries one.
-    public internal(set) var time: Double?
+    /// Offset, viewport, motion and region, the client's clock, safe window, pinned header and drag.
+    var scroll: ScrollState
     /// Item → view of every materialized item.
     var shown = IntMap()
-    /// Pooled views by reuse class (index); classes past the end have empty pools.
-    var pools: [ReusePool] = []
-    /// (item, reuse class) → the pooled view that last showed that item, for same-item reuse,
-    /// keyed by ``PooledItemKey/packed``. Keyed by class too: after a layout change an item's old
-    /// view may sit in another pool.
-    var pooledByItem = IntMap()
-    var pooledCount = 0
-    /// Cap per reuse class of the current layout (absent: `defaultCap`).
-    var capByClass: [Int: Int] = [:]
-    var defaultCap: Int?
-    var nextView = 1
-    /// Where the region may move without changing the materialized set (see `SafeWindow`).
-    var safeWindow: SafeWindow?
-    /// The sticky header pinned at the top, if any (see `ViewportSession+Sticky.swift`).
-    public internal(set) var pinned: PinnedHeader?
-
-    /// The last applied sequence number (0 is the opening plan).
-    public internal(set) var seq: UInt64 = 0
+    /// Pooled views by reuse class, with their count, the same-item index and the caps.
+    var pools: ReusePools
+    /// The handle of the next new view.
+    var handles = ViewHandles()
+    /// The last `seq` and its plan: the retry check of updates, layout changes and edits.
+    var sequence: UpdateSequence
+    /// The scrolling helpers' state and the selection.
+    var helpers: SessionHelpers
+    public internal(set) var stats = SessionStats()
     /// Edits of the session's layout applied (PATCH), see `ViewportSession+Edit.swift`.
     public internal(set) var edits = 0
-    /// The plan of `seq`, answered again on a retry.
-    public internal(set) var lastPlan: Plan
-    public internal(set) var stats = SessionStats()
-    /// Reuse identifiers of pooled views that the current layout does not use (after a layout
-    /// change), by class `layout.reuseNames.count + k`.
-    var extraReuseNames: [String] = []
-
-    // Paging and the scrolling helpers (see `ViewportSession+Helpers.swift`). A helper that is off
-    // is nil or empty and costs nothing.
+    public let insets: Insets
     public let paging: PagingOptions
-    /// The offset of the last `drag-begin` not yet answered by a `drag-end` (`b`).
-    var dragBegin: Point?
-    /// The selected item (`select`).
-    public internal(set) var selected: Int?
-    var prefetcher: Prefetcher?
-    var lazyLoader: LazyLoader?
-    var exposureTracker: ExposureTracker?
-    /// Followers of `links`, by name in ascending order.
-    let links: [(name: String, view: LinkedScrollView)]
     /// The looping content, nil when the session does not loop.
     let loop: LoopSpace?
-    /// With `loop`: item → the shift of the copy its view shows (empty without `loop`).
-    var loopShifts: [Int: Double] = [:]
-    /// Whether some helper needs work after every update.
-    let usesHelpers: Bool
     /// Most items materialized at once; nil for no limit.
     public let maxViews: Int?
-    /// Set by a resync (the client's views replaced the session's): `shown` need not be the
-    /// items of `region`, so the next update compares the shown items with the new region
-    /// itself instead of diffing the two regions.
-    var needsFullDiff = false
+
+    public var offset: Point { scroll.offset }
+    public var viewport: Size { scroll.viewport }
+    public var buffer: Buffer { scroll.buffer }
+    public var poolCaps: PoolCaps { pools.caps }
+    /// The materialized region at the current offset and viewport.
+    public var region: Region { scroll.region }
+    /// The motion `region` leans toward (see `Buffer`): that of the last update.
+    public var motion: Motion { scroll.motion }
+    /// The session's last client time (`time`), nil until an update or the opening carries one.
+    public var time: Double? { scroll.time }
+    /// The sticky header pinned at the top, if any (see `ViewportSession+Sticky.swift`).
+    public var pinned: PinnedHeader? { scroll.pinned }
+    /// The last applied sequence number (0 is the opening plan).
+    public var seq: UInt64 { sequence.seq }
+    /// The plan of `seq`, answered again on a retry.
+    public var lastPlan: Plan { sequence.lastPlan }
+    /// The selected item (`select`).
+    public var selected: Int? { helpers.selected }
 
     /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
         try configuration.validate()
         self.layout = layout
-        self.offset = configuration.offset
-        self.viewport = configuration.viewport
-        self.buffer = configuration.buffer
+        self.scroll = ScrollState(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer, time: configuration.time)
+        self.pools = ReusePools(caps: configuration.pool)
+        self.sequence = UpdateSequence(lastPlan: Plan(seq: 0, offset: configuration.offset))
+        self.helpers = SessionHelpers(configuration: configuration)
         self.insets = configuration.insets
-        self.poolCaps = configuration.pool
-        self.region = Region(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer, motion: .none)
-        self.time = configuration.time
-        self.lastPlan = Plan(seq: 0, offset: configuration.offset)
         self.paging = configuration.paging
-        self.prefetcher = configuration.prefetch.map { Prefetcher(seconds: $0) }
-        self.lazyLoader = configuration.lazyLoad ? LazyLoader() : nil
-        self.exposureTracker = configuration.exposure ? ExposureTracker(rule: configuration.exposureRule) : nil
-        self.links = configuration.links.sorted { $0.key < $1.key }.map { (name: $0.key, view: $0.value) }
         self.loop = try Self.makeLoop(layout: layout, configuration: configuration)
-        self.usesHelpers = configuration.usesHelpers
         self.maxViews = configuration.maxViews
         if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer.still, paging: paging, field: "loop") }
         if let target = configuration.scrollTo {
@@ -96,14 +63,13 @@ public struct ViewportSession: Sendable {
             guard layout.rects.indices.contains(target.item) else {
                 throw .invalid(field: "scrollTo.id", reason: "item \(target.item) is not in the layout")
             }
-            offset = Self.scrollOffset(to: target, viewport: viewport, from: offset, layout: layout, insets: insets, loop: loop)
-            region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: .none)
-            lastPlan = Plan(seq: 0, offset: offset)
+            let start = Self.scrollOffset(to: target, viewport: viewport, from: offset, layout: layout, insets: insets, loop: loop)
+            scroll.move(to: start, viewport: viewport, motion: .none)
         }
         if let loop, abs(loop.axis.component(of: offset)) > LoopSpace.maxOffset {
             throw .invalid(field: "offset", reason: "must be within ±\(LoopSpace.maxOffset) along the loop axis")
         }
-        resolveCaps()
+        pools.resolveCaps(for: layout)
         var entering = loop == nil ? layout.items(in: region) : items(in: region)
         let pin = loop == nil ? pinnedHeader(at: offset) : nil
         if let pin, !entering.contains(pin.item) {
@@ -111,23 +77,23 @@ public struct ViewportSession: Sendable {
         }
         try checkViewLimit(entering.count, field: "viewport")
         var plan = makePlan(leaving: [], entering: entering, offset: offset)
-        pinned = pin
+        scroll.pinned = pin
         plan.pin = pinEntries(old: nil, new: pin).pin
-        if usesHelpers {
+        if helpers.areOn {
             finishPlan(&plan, phase: .idle, velocity: nil, time: time, previous: nil, leaving: [], entering: entering)
         }
-        lastPlan = plan
+        sequence.record(plan)
     }
 
     /// The number of views the client holds now, shown or pooled.
-    public var liveViews: Int { shown.count + pooledCount }
+    public var liveViews: Int { shown.count + pools.count }
 
     /// The handle the next new view gets; every handle the session assigned is below it.
-    public var nextHandle: Int { nextView }
+    public var nextHandle: Int { handles.next }
 
     /// Makes every handle the session assigns from now on at least `handle` (a store hands a
     /// new owner a range above anything a previous owner may have assigned).
-    public mutating func reserveHandles(from handle: Int) { nextView = max(nextView, handle) }
+    public mutating func reserveHandles(from handle: Int) { handles.reserve(from: handle) }
 
     /// Applies one update, or answers the last plan again for a retry (`seq` equal to the last).
     ///
@@ -145,23 +111,19 @@ public struct ViewportSession: Sendable {
         } else {
             newOffset = try validate(update, viewport: newViewport)
         }
-        if let sent = update.seq {
-            if sent == seq { return lastPlan }
-            guard sent == seq &+ 1 else { throw .sequenceConflict(current: seq, sent: sent) }
-        }
+        if let retry = try sequence.check(update.seq) { return retry }
         let newMotion = Motion(velocity: update.velocity, from: offset, to: newOffset)
-        let newRegion = Region(offset: newOffset, viewport: newViewport, buffer: buffer, motion: newMotion)
+        let newRegion = scroll.region(at: newOffset, viewport: newViewport, motion: newMotion)
         let previous = (offset: offset, viewport: viewport)
         let newPin = layout.stickyItems.isEmpty || loop != nil ? nil : pinnedHeader(at: newOffset)
-        if let window = safeWindow, window.contains(newRegion), newPin == pinned {
+        if let window = scroll.safeWindow, window.contains(newRegion), newPin == pinned {
             // Nothing enters or leaves: O(1).
             advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
-            region = newRegion
             var plan = Plan(seq: seq, offset: offset)
             if needsFinishing(update.phase) {
                 finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: [], entering: [])
             }
-            lastPlan = plan
+            sequence.record(plan)
             return plan
         }
         let sameX = newRegion.minX == region.minX && newRegion.maxX == region.maxX
@@ -173,7 +135,7 @@ public struct ViewportSession: Sendable {
         var entering: [Int]
         var newWindow: SafeWindow?
         var pinsAdjusted = false
-        if needsFullDiff && loop == nil {
+        if scroll.needsFullDiff && loop == nil {
             // After a resync: what is shown against what the new region (and pin) needs.
             let pinnedItem = newPin?.item
             leaving = shown.keys.filter { $0 != pinnedItem && !newRegion.intersects(layout.rects[$0]) }.sorted()
@@ -187,7 +149,7 @@ public struct ViewportSession: Sendable {
             // Periodic content: compare the shown items with the ones at the new region. An item
             // whose view must move to another copy of it (a jump) leaves and enters again.
             let moving = shown.keys.filter { item in
-                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != loopShifts[item] } ?? true
+                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != helpers.loopShifts[item] } ?? true
             }
             leaving = moving.sorted()
             let movingSet = Set(moving)
@@ -198,6 +160,11 @@ public struct ViewportSession: Sendable {
             var window = SafeWindow(axis: sameX ? .y : .x, around: newRegion)
             (leaving, entering) = changedItemsNearEdges(from: region, to: newRegion, window: &window)
             newWindow = window
+        } else if newRegion.isDisjoint(from: region) {
+            // A jump: every item of the old region leaves. They are all shown, so they are found
+            // there, without a query of the old region (half a jump's index work on a 1M layout).
+            leaving = shownItems(in: region, notIn: newRegion)
+            entering = changedItems(in: newRegion, notIn: region)
         } else {
             leaving = changedItems(in: region, notIn: newRegion)
             entering = changedItems(in: newRegion, notIn: region)
@@ -208,37 +175,34 @@ public struct ViewportSession: Sendable {
         try checkViewLimit(shown.count - leaving.count + entering.count, field: update.size == nil ? "offset" : "size")
         // Nothing has changed up to here; from here on the update is applied.
         advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
-        safeWindow = newWindow
-        region = newRegion
-        needsFullDiff = false
+        scroll.safeWindow = newWindow
+        scroll.needsFullDiff = false
         var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
         if newPin != nil || pinned != nil {
             (plan.pin, plan.unpin) = pinEntries(old: pinned, new: newPin)
-            pinned = newPin
+            scroll.pinned = newPin
         }
         if needsFinishing(update.phase) {
             finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: leaving, entering: entering)
         }
-        lastPlan = plan
+        sequence.record(plan)
         return plan
     }
 
     /// Whether paging or a helper has something to add to a plan (after `select` is applied).
     @inline(__always)
     private func needsFinishing(_ phase: ScrollPhase) -> Bool {
-        usesHelpers || selected != nil || phase == .dragEnd || phase == .dragBegin
+        helpers.areOn || selected != nil || phase == .dragEnd || phase == .dragBegin
     }
 
     /// Takes the next sequence number and moves to the update's offset, viewport, motion and time.
     @inline(__always)
     private mutating func advance(to newOffset: Point, viewport newViewport: Size, motion newMotion: Motion, update: ViewportUpdate) {
-        seq += 1
+        sequence.advance()
         stats.updates += 1
-        offset = newOffset
-        viewport = newViewport
-        motion = newMotion
-        if let select = update.select { selected = select.item }
-        if let t = update.time { time = t }
+        scroll.move(to: newOffset, viewport: newViewport, motion: newMotion)
+        if let select = update.select { helpers.selected = select.item }
+        if let t = update.time { scroll.time = t }
     }
 
     /// Refuses a state with more materialized items than `maxViews` (a 100-byte generated layout
@@ -301,7 +265,7 @@ public struct ViewportSession: Sendable {
 
     /// Each reuse identifier's pooled views, oldest first, identifiers in layout order of first use.
     public var pooledViews: [(reuse: String, views: [Int])] {
-        pools.enumerated().filter { !$0.element.isEmpty }.map {
+        pools.byClass.enumerated().filter { !$0.element.isEmpty }.map {
             (reuseName(ofClass: $0.offset), $0.element.entries.map(\.view))
         }
     }
@@ -352,6 +316,23 @@ public struct ViewportSession: Sendable {
         return found
     }
 
+    /// Shown items materialized in `a` but not in `b`, in layout order: the same items as
+    /// `changedItems(in: a, notIn: b)` when `a` is the session's region (every item it
+    /// materializes is shown; a pinned header outside it is not in `a`), found among the shown
+    /// items instead of by a query.
+    /// - Complexity: O(k log k) for k shown items.
+    func shownItems(in a: Region, notIn b: Region) -> [Int] {
+        var found: [Int] = []
+        found.reserveCapacity(shown.count)
+        let rects = layout.rects
+        for (item, _) in shown {
+            let r = rects[item]
+            if a.intersects(r) && !b.intersects(r) { found.append(item) }
+        }
+        found.sort()
+        return found
+    }
+
     /// Items materialized in `a` but not in `b`, in layout order.
     ///
     /// Such an item lies outside `b` on some side, so it touches one of the (at most four) strips
@@ -373,44 +354,14 @@ public struct ViewportSession: Sendable {
 
     // MARK: Planning
 
-    /// Caps by class, for the current layout's identifiers and those kept from earlier layouts
-    /// (`extraReuseNames`: a per-identifier cap holds for its pool after a layout change too).
-    mutating func resolveCaps() {
-        defaultCap = poolCaps.max
-        capByClass = [:]
-        for (name, cap) in poolCaps.perReuse {
-            if let c = layout.reuseClass(named: name) {
-                capByClass[c] = cap
-            } else if let k = extraReuseNames.firstIndex(of: name) {
-                capByClass[layout.reuseNames.count + k] = cap
-            }
-        }
-    }
-
-    private func cap(of reuseClass: Int) -> Int? { capByClass[reuseClass] ?? defaultCap }
-
-    /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
-    /// session's state, following docs/api.md "Plans": leaving views are pooled first, in order; then
-    /// entering items take back their own last view; then the others, in layout order, take the
-    /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
-    /// plan.
     /// The name of a reuse class of the current layout, or of one kept from an earlier layout.
-    func reuseName(ofClass c: Int) -> String {
-        c < layout.reuseNames.count ? layout.reuseNames[c] : extraReuseNames[c - layout.reuseNames.count]
-    }
-
-    /// Drops the same-item index entry of a view leaving its pool.
-    private mutating func forgetPooled(_ entry: ReusePool.Entry, reuseClass c: Int) {
-        guard entry.lastItem >= 0 else { return }
-        let key = PooledItemKey(item: entry.lastItem, reuseClass: c).packed
-        if pooledByItem[key] == entry.view { pooledByItem[key] = nil }
-    }
+    func reuseName(ofClass c: Int) -> String { pools.name(ofClass: c, in: layout) }
 
     /// Removes leaving items of the current layout from `shown`, with their views and classes.
     private mutating func takeLeaving(_ items: [Int]) -> [LeavingItem] {
         items.compactMap { item in
             shown.removeValue(forKey: item).map {
-                LeavingItem(item: item, view: $0, reuseClass: layout.reuseClass(of: item), poolItem: item)
+                LeavingItem(item: item, view: $0, reuseClass: layout.poolClass(of: item), poolItem: item)
             }
         }
     }
@@ -421,39 +372,29 @@ public struct ViewportSession: Sendable {
     /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
     /// plan. Leaving items are already out of `shown`.
     mutating func makePlan(leaving: [LeavingItem], entering: [Int], offset: Point) -> Plan {
+        let seq = sequence.seq
         var plan = Plan(seq: seq, offset: offset)
         var touchedClasses: [Int] = []
-        for leave in leaving where leave.reuseClass >= 0 {
-            let c = leave.reuseClass
-            pools.push(.init(view: leave.view, lastItem: leave.poolItem, pooledAt: seq), reuseClass: c)
-            if leave.poolItem >= 0 { pooledByItem[PooledItemKey(item: leave.poolItem, reuseClass: c).packed] = leave.view }
-            pooledCount += 1
+        for leave in leaving {
+            guard let c = leave.reuseClass else { continue }
+            pools.put(view: leave.view, lastItem: leave.poolItem, reuseClass: c, pooledAt: seq)
             if !touchedClasses.contains(c) { touchedClasses.append(c) }
         }
 
         // Entering: their own last view first, then the newest pooled view, else a new view.
         // `assigned[k]` is nil until entering item k has a view.
         var assigned = [EnteringView?](repeating: nil, count: entering.count)
-        if pooledCount > 0 {
+        if !pools.isEmpty {
             for (k, item) in entering.enumerated() {
-                let c = layout.reuseClass(of: item)
-                guard c >= 0 else { continue }
-                let key = PooledItemKey(item: item, reuseClass: c).packed
-                guard let view = pooledByItem[key], c < pools.count, pools[c].take(view: view) != nil else { continue }
-                pooledByItem[key] = nil
-                pooledCount -= 1
+                guard let c = layout.poolClass(of: item), let view = pools.takeView(lastShowing: item, reuseClass: c) else { continue }
                 assigned[k] = EnteringView(view: view, reused: true, rebind: false)
             }
         }
         for (k, item) in entering.enumerated() where assigned[k] == nil {
-            let c = layout.reuseClass(of: item)
-            if c >= 0, c < pools.count, let entry = pools[c].popNewest() {
-                forgetPooled(entry, reuseClass: c)
-                pooledCount -= 1
+            if let c = layout.poolClass(of: item), let entry = pools.takeNewest(reuseClass: c) {
                 assigned[k] = EnteringView(view: entry.view, reused: true, rebind: entry.lastItem != item)
             } else {
-                assigned[k] = EnteringView(view: nextView, reused: false, rebind: true)
-                nextView += 1
+                assigned[k] = EnteringView(view: handles.make(), reused: false, rebind: true)
             }
         }
         for (k, item) in entering.enumerated() {
@@ -468,18 +409,10 @@ public struct ViewportSession: Sendable {
         }
 
         // Caps apply once the plan is applied: drop the oldest views this plan pooled.
-        var cappedViews: Set<Int> = []
-        for c in touchedClasses {
-            guard let limit = cap(of: c), pools[c].count > limit else { continue }
-            for entry in pools[c].trim(excess: pools[c].count - limit, pooledAt: seq) {
-                forgetPooled(entry, reuseClass: c)
-                pooledCount -= 1
-                cappedViews.insert(entry.view)
-            }
-        }
+        let cappedViews = pools.trim(touchedClasses, pooledAt: seq)
         for leave in leaving {
             let entry = PlanEntry(item: leave.item, view: leave.view)
-            if leave.reuseClass < 0 || cappedViews.contains(leave.view) {
+            if leave.reuseClass == nil || cappedViews.contains(leave.view) {
                 plan.discard.append(entry)
             } else {
                 plan.recycle.append(entry)
@@ -490,44 +423,7 @@ public struct ViewportSession: Sendable {
         stats.reused += plan.reuse.count
         stats.recycled += plan.recycle.count
         stats.discarded += plan.discard.count
-        stats.peakViews = max(stats.peakViews, shown.count + pooledCount)
+        stats.peakViews = max(stats.peakViews, shown.count + pools.count)
         return plan
-    }
-}
-
-/// An item leaving the materialized region, as the planner needs it.
-struct LeavingItem {
-    /// Its position in the layout it leaves (for the plan's lists).
-    var item: Int
-    var view: Int
-    /// The session's reuse class for its identifier, -1 for none.
-    var reuseClass: Int
-    /// Its position in the session's current layout, for same-item reuse; -1 if it is not there.
-    var poolItem: Int
-}
-
-/// The view an entering item gets in `makePlan`: reused from a pool (rebound unless it last
-/// showed the same item) or new.
-struct EnteringView {
-    var view: Int
-    var reused: Bool
-    var rebind: Bool
-}
-
-/// Key of the same-item index: an item and the reuse class of the pool its last view is in.
-struct PooledItemKey {
-    var item: Int
-    var reuseClass: Int
-
-    /// Both in one non-negative `Int` for ``IntMap`` (items and classes are below 2^31: a layout
-    /// holds at most `layouts.maxItems` items and as many reuse identifiers).
-    var packed: Int { item << 32 | reuseClass }
-}
-
-extension [ReusePool] {
-    /// Pools `entry` in the pool of `reuseClass`, adding empty pools up to it.
-    mutating func push(_ entry: ReusePool.Entry, reuseClass c: Int) {
-        if c >= count { append(contentsOf: repeatElement(ReusePool(), count: c - count + 1)) }
-        self[c].push(entry)
     }
 }

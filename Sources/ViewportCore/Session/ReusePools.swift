@@ -1,0 +1,193 @@
+/// A session's pooled views: a pool per reuse class, how many views they hold, the same-item index,
+/// and the caps resolved for the session's layout.
+///
+/// It keeps its invariants itself; callers only pool and take views:
+/// - `count` is the number of views in all pools;
+/// - the same-item index maps (item, class) to a view of pool `class` that last showed `item`,
+///   so an entering item finds its own last view without a search; an entry goes when its view
+///   leaves the pool;
+/// - `extraNames` name the classes past the layout's own (`layout.reuseNames.count + k`): reuse
+///   identifiers of pooled views that the current layout does not use (after a layout change);
+/// - the caps by class are those of `caps` for the current layout's classes and `extraNames`
+///   (`resolveCaps(for:)` after every layout change).
+struct ReusePools: Sendable {
+    /// The session's caps, by reuse identifier.
+    let caps: PoolCaps
+    /// Pooled views by reuse class (oldest first); classes past the end have empty pools.
+    private(set) var byClass: [ReusePool] = []
+    /// (item, reuse class) → the pooled view that last showed that item, keyed by
+    /// ``PooledItemKey/packed``. Keyed by class too: after a layout change an item's old view may
+    /// sit in another pool.
+    private var sameItem = IntMap()
+    /// Views in all pools.
+    private(set) var count = 0
+    /// Reuse identifiers of pooled views that the current layout does not use, by class
+    /// `layout.reuseNames.count + k`.
+    private(set) var extraNames: [String] = []
+    /// Cap per reuse class of the current layout (absent: `defaultCap`).
+    private var capByClass: [Int: Int] = [:]
+    private var defaultCap: Int?
+
+    init(caps: PoolCaps) { self.caps = caps }
+
+    /// Pools in a given state (a restored snapshot); call `resolveCaps(for:)` after.
+    /// - Complexity: O(p + s) expected for p pooled views and s same-item entries.
+    init(caps: PoolCaps, extraNames: [String], byClass: [ReusePool], sameItem: [(item: Int, reuseClass: Int, view: Int)]) {
+        self.caps = caps
+        self.extraNames = extraNames
+        self.byClass = byClass
+        self.count = byClass.reduce(0) { $0 + $1.count }
+        for entry in sameItem { self.sameItem[PooledItemKey(item: entry.item, reuseClass: entry.reuseClass).packed] = entry.view }
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The same-item index in key order (item, then class), for a snapshot.
+    /// - Complexity: O(p log p) for p entries.
+    var sameItemEntries: [(item: Int, reuseClass: Int, view: Int)] {
+        sameItem.sorted { $0.key < $1.key }.map { (item: $0.key >> 32, reuseClass: $0.key & 0xffff_ffff, view: $0.value) }
+    }
+
+    // MARK: Caps and names
+
+    /// Resolves the caps by class for `layout`'s identifiers and for `extraNames` (a per-identifier
+    /// cap holds for its pool after a layout change too).
+    /// - Complexity: O(r · (n + x)) for r per-identifier caps, n reuse identifiers of `layout` and x
+    ///   extra names.
+    mutating func resolveCaps(for layout: Layout) {
+        defaultCap = caps.max
+        capByClass = [:]
+        for (name, cap) in caps.perReuse {
+            if let c = layout.reuseClass(named: name) {
+                capByClass[c] = cap
+            } else if let k = extraNames.firstIndex(of: name) {
+                capByClass[layout.reuseNames.count + k] = cap
+            }
+        }
+    }
+
+    /// The cap of a class, nil for none.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    func cap(of reuseClass: Int) -> Int? { capByClass[reuseClass] ?? defaultCap }
+
+    /// The name of a reuse class of `layout`, or of one kept from an earlier layout.
+    func name(ofClass c: Int, in layout: Layout) -> String {
+        c < layout.reuseNames.count ? layout.reuseNames[c] : extraNames[c - layout.reuseNames.count]
+    }
+
+    // MARK: Pooling and taking views
+
+    /// Pools `view`, which last showed `lastItem` (nil: an item the layout no longer has), in
+    /// the pool of `reuseClass`, as pooled by plan `seq`.
+    /// - Complexity: O(1) expected, amortized.
+    @inline(__always)
+    mutating func put(view: Int, lastItem: Int?, reuseClass c: Int, pooledAt seq: UInt64) {
+        byClass.push(ReusePool.Entry(view: view, lastItem: lastItem, pooledAt: seq), reuseClass: c)
+        if let lastItem { sameItem[PooledItemKey(item: lastItem, reuseClass: c).packed] = view }
+        count += 1
+    }
+
+    /// Takes the pooled view of class `c` that last showed `item`, if there is one.
+    /// - Complexity: O(1) expected to find it, O(pool size) to take it out (it is usually near the
+    ///   newest end).
+    @inline(__always)
+    mutating func takeView(lastShowing item: Int, reuseClass c: Int) -> Int? {
+        let key = PooledItemKey(item: item, reuseClass: c).packed
+        guard let view = sameItem[key], c < byClass.count, byClass[c].take(view: view) != nil else { return nil }
+        sameItem[key] = nil
+        count -= 1
+        return view
+    }
+
+    /// Takes the most recently pooled view of class `c`, if any.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    mutating func takeNewest(reuseClass c: Int) -> ReusePool.Entry? {
+        guard c < byClass.count, let entry = byClass[c].popNewest() else { return nil }
+        forget(entry, reuseClass: c)
+        count -= 1
+        return entry
+    }
+
+    /// Drops, in each of `classes` over its cap, the oldest views pooled by plan `seq` down to the
+    /// cap, and answers the views dropped.
+    /// - Complexity: O(pool size) per class over its cap.
+    mutating func trim(_ classes: [Int], pooledAt seq: UInt64) -> Set<Int> {
+        var dropped: Set<Int> = []
+        for c in classes {
+            guard let limit = cap(of: c), byClass[c].count > limit else { continue }
+            for entry in byClass[c].trim(excess: byClass[c].count - limit, pooledAt: seq) {
+                forget(entry, reuseClass: c)
+                count -= 1
+                dropped.insert(entry.view)
+            }
+        }
+        return dropped
+    }
+
+    /// Drops the same-item index entry of a view leaving its pool.
+    @inline(__always)
+    private mutating func forget(_ entry: ReusePool.Entry, reuseClass c: Int) {
+        guard let item = entry.lastItem else { return }
+        let key = PooledItemKey(item: item, reuseClass: c).packed
+        if sameItem[key] == entry.view { sameItem[key] = nil }
+    }
+
+    // MARK: Whole-state changes
+
+    /// Empties every pool (a resync), keeping the caps.
+    /// - Complexity: O(1) (the old storage is released).
+    mutating func removeAll() {
+        byClass = []
+        sameItem = IntMap()
+        count = 0
+        extraNames = []
+    }
+
+    /// Adopts a client's pool of class `c` (a resync after `removeAll()`): `views` with the items
+    /// they last showed, oldest first, as pooled by plan `seq`. The class gets a pool even when
+    /// `views` is empty.
+    /// - Complexity: O(v) expected for v views, plus O(c) for a class c past the end.
+    mutating func adopt(_ views: [ResyncState.PooledView], reuseClass c: Int, pooledAt seq: UInt64) {
+        if byClass.count <= c { byClass.append(contentsOf: repeatElement(ReusePool(), count: c - byClass.count + 1)) }
+        for pooled in views {
+            byClass[c].push(ReusePool.Entry(view: pooled.view, lastItem: pooled.item, pooledAt: seq))
+            sameItem[PooledItemKey(item: pooled.item, reuseClass: c).packed] = pooled.view
+            count += 1
+        }
+    }
+
+    /// Renumbers the pools to `remap.new`: pools carry over by reuse identifier (`remap`'s classes,
+    /// whose extra names become `extraNames`), and the views' last items and the same-item index
+    /// follow their items (nil when gone).
+    /// - Complexity: O(p) for p pooled views.
+    mutating func remap(_ remap: inout ItemRemap) {
+        var newPools: [ReusePool] = []
+        var newSameItem = IntMap()
+        for (c, pool) in byClass.enumerated() {
+            let mapped = remap.reuseClass(ofOld: c)
+            for var entry in pool.entries {
+                if let item = entry.lastItem {
+                    // Within one pool, one entry at most names an item (it would have taken its
+                    // view back), so the index stays one to one.
+                    entry.lastItem = remap.position(item)
+                    if let moved = entry.lastItem { newSameItem[PooledItemKey(item: moved, reuseClass: mapped).packed] = entry.view }
+                }
+                newPools.push(entry, reuseClass: mapped)
+            }
+        }
+        byClass = newPools
+        sameItem = newSameItem
+        extraNames = remap.extraNames
+    }
+}
+
+extension [ReusePool] {
+    /// Pools `entry` in the pool of `reuseClass`, adding empty pools up to it.
+    /// - Complexity: O(1) amortized, plus O(c) the first time a class c past the end is used.
+    fileprivate mutating func push(_ entry: ReusePool.Entry, reuseClass c: Int) {
+        if c >= count { append(contentsOf: repeatElement(ReusePool(), count: c - count + 1)) }
+        self[c].push(entry)
+    }
+}

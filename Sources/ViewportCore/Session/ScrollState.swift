@@ -1,0 +1,61 @@
+/// Where a session's scroll view is and what its last updates left behind: the offset, viewport
+/// and motion with the materialized region they make, the client's clock, the safe window, the
+/// pinned sticky header and a drag in progress.
+///
+/// The region is always `Region(offset:viewport:buffer:motion:)`: it changes only with them
+/// (`move(to:viewport:motion:)`, `recenter(along:by:)`).
+struct ScrollState: Sendable {
+    /// How far the materialized region extends beyond the viewport (see `Buffer`).
+    let buffer: Buffer
+    private(set) var offset: Point
+    private(set) var viewport: Size
+    /// The motion `region` leans toward (see `Buffer`): that of the last update.
+    private(set) var motion: Motion
+    /// The materialized region at `offset`, `viewport` and `motion`.
+    private(set) var region: Region
+    /// The session's last client time (`time`), nil until an update or the opening carries one.
+    var time: Double?
+    /// Where the region may move without changing the materialized set (see `SafeWindow`); nil
+    /// when unknown. Valid for the current region and layout only.
+    var safeWindow: SafeWindow?
+    /// The sticky header pinned at the top, if any (see `ViewportSession+Sticky.swift`).
+    var pinned: PinnedHeader?
+    /// The offset of the last `drag-begin` not yet answered by a `drag-end` (`b`).
+    var dragBegin: Point?
+    /// Set by a resync (the client's views replaced the session's): the shown items need not be
+    /// those of `region`, so the next update compares the shown items with its new region
+    /// itself instead of diffing the two regions.
+    var needsFullDiff = false
+
+    init(offset: Point, viewport: Size, buffer: Buffer, motion: Motion = .none, time: Double? = nil) {
+        self.buffer = buffer
+        self.offset = offset
+        self.viewport = viewport
+        self.motion = motion
+        self.region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
+        self.time = time
+    }
+
+    /// The materialized region at another position.
+    @inline(__always)
+    func region(at offset: Point, viewport: Size, motion: Motion) -> Region {
+        Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
+    }
+
+    /// Moves to `offset`, `viewport` and `motion`, and the region with them.
+    @inline(__always)
+    mutating func move(to offset: Point, viewport: Size, motion: Motion) {
+        self.offset = offset
+        self.viewport = viewport
+        self.motion = motion
+        region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
+    }
+
+    /// Shifts the offset, and a drag's begin, by whole periods of a loop (the picture does not
+    /// change).
+    mutating func recenter(along axis: Axis, by shift: Double) {
+        offset = axis.setting(axis.component(of: offset) + shift, in: offset)
+        region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
+        if let begin = dragBegin { dragBegin = axis.setting(axis.component(of: begin) + shift, in: begin) }
+    }
+}
