@@ -24,3 +24,19 @@ extension HTTPTestClient {
         }
     }
 }
+
+extension HTTPTestClient {
+    /// Sends `bytes` a server should refuse on a fresh connection to `port` and reads how it
+    /// disposed of them. A close while the bytes were still being sent is a refusal too: what the
+    /// server answered before closing is still read. A hang throws (see `readAnswerOrClose`).
+    public static func outcome(ofSending bytes: [UInt8], port: Int, timeout: Double = 3) throws(HTTPTestClientError) -> HTTPTestOutcome {
+        let client = try connect(port: port, timeout: timeout)
+        defer { client.close() }
+        do {
+            try client.sendRaw(bytes)
+        } catch .closedByPeer {
+            // Closed while we were still sending: what it answered is still readable.
+        }
+        return try client.readAnswerOrClose()
+    }
+}

@@ -16,7 +16,7 @@ func runStackAPIBench(count: Int) throws {
     var rng = BenchRandom(state: 11)
 
     // The core: a chat of `count` estimated messages, a phone's viewport in the middle.
-    var t0 = now()
+    let t0 = now()
     let big = try chatLayout(count)
     line("layout build, \(count) estimated items", "\(fmt((now() - t0) * 1000, 1)) ms")
     let small = try chatLayout(1000)

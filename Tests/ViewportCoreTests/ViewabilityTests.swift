@@ -135,7 +135,7 @@ struct ViewabilityTests {
     }
 
     @Test func minTimeZeroViewsAtEntryAndAnItemLeavingIsNotViewed() throws {
-        var session = try Self.session(Self.rows(), minTime: 0, time: 0)
+        let session = try Self.session(Self.rows(), minTime: 0, time: 0)
         #expect(Self.entries(session.lastPlan.viewed) == ["0:1", "1:1", "2:1"])
         var long = try Self.session(Self.rows(), minTime: 5, time: 0)
         // Row 0 leaves at 100 s: it stayed long enough, but it is not on screen at that update.

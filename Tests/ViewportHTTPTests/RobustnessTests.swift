@@ -11,15 +11,7 @@ import ViewportTestSupport
     private func refuses(
         _ bytes: [UInt8], with statuses: Set<Int> = [400], server: HTTPServer, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let client = try HTTPTestClient.connect(port: server.port, timeout: 3)
-        defer { client.close() }
-        do {
-            try client.sendRaw(bytes)
-        } catch {
-            // Closed while we were still sending: a refusal; what it answered is still readable.
-            guard error == .closedByPeer else { throw error }
-        }
-        let outcome = try client.readAnswerOrClose()
+        let outcome = try HTTPTestClient.outcome(ofSending: bytes, port: server.port)
         if let status = outcome.status {
             #expect(statuses.contains(status), "answered \(status), expected one of \(statuses.sorted()) or a close", sourceLocation: sourceLocation)
         }

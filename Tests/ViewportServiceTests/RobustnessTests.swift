@@ -18,15 +18,7 @@ import ViewportTestSupport
     func expectRefusal(
         _ bytes: [UInt8], with statuses: Set<Int> = [400], _ service: TestService, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        let client = try HTTPTestClient.connect(port: service.port, timeout: 3)
-        defer { client.close() }
-        do {
-            try client.sendRaw(bytes)
-        } catch {
-            // Closed while we were still sending: a refusal; what it answered is still readable.
-            guard error == .closedByPeer else { throw error }
-        }
-        let outcome = try client.readAnswerOrClose()
+        let outcome = try HTTPTestClient.outcome(ofSending: bytes, port: service.port)
         if let status = outcome.status {
             #expect(statuses.contains(status), "\(String(decoding: bytes.prefix(60), as: UTF8.self).debugDescription) → \(status)", sourceLocation: sourceLocation)
         }

@@ -11,32 +11,32 @@
 /// - Viewed: a stay on screen that has lasted `minTime` from its start to the current update's
 ///   `time`, once per stay. The start is the `time` of the update where the item entered, or, when
 ///   that update had none, of the first later update of the stay that has one (the README's rule).
-struct ViewabilityModel {
+public struct ViewabilityModel {
     /// `[x, y, w, h]` per item, in layout order.
-    let rects: [[Double]]
-    let ahead: Double
-    let behind: Double
-    let threshold: Double
-    let minTime: Double?
+    public let rects: [[Double]]
+    public let ahead: Double
+    public let behind: Double
+    public let threshold: Double
+    public let minTime: Double?
 
-    var offset: [Double]
-    var viewport: [Double]
-    var time: Double?
-    var materialized: [Int] = []
-    var onScreen: Set<Int> = []
-    var enterCounts: [Int: Int] = [:]
-    var viewedCounts: [Int: Int] = [:]
+    public internal(set) var offset: [Double]
+    public internal(set) var viewport: [Double]
+    public internal(set) var time: Double?
+    public internal(set) var materialized: [Int] = []
+    public internal(set) var onScreen: Set<Int> = []
+    public internal(set) var enterCounts: [Int: Int] = [:]
+    public internal(set) var viewedCounts: [Int: Int] = [:]
     /// On-screen items whose stay is not viewed yet → the stay's start (nil: no clock yet).
-    var waiting: [Int: Double?] = [:]
+    public internal(set) var waiting: [Int: Double?] = [:]
 
-    struct Step: Equatable {
-        var materialized: [Int]
-        var enter: [[Int]]  // [item, times]
-        var leave: [Int]
-        var viewed: [[Int]]  // [item, times]
+    public struct Step: Equatable, Sendable {
+        public var materialized: [Int]
+        public var enter: [[Int]]  // [item, times]
+        public var leave: [Int]
+        public var viewed: [[Int]]  // [item, times]
     }
 
-    init(rects: [[Double]], ahead: Double, behind: Double, threshold: Double, minTime: Double?, offset: [Double], viewport: [Double]) {
+    public init(rects: [[Double]], ahead: Double, behind: Double, threshold: Double, minTime: Double?, offset: [Double], viewport: [Double]) {
         self.rects = rects
         self.ahead = ahead
         self.behind = behind
@@ -47,11 +47,11 @@ struct ViewabilityModel {
     }
 
     /// The extents (low side, high side) along an axis moving with `sign`.
-    func extents(_ sign: Int) -> (Double, Double) {
+    public func extents(_ sign: Int) -> (Double, Double) {
         sign > 0 ? (behind, ahead) : sign < 0 ? (ahead, behind) : (max(ahead, behind), max(ahead, behind))
     }
 
-    func materialized(offset o: [Double], viewport v: [Double], direction d: [Int]) -> [Int] {
+    public func materialized(offset o: [Double], viewport v: [Double], direction d: [Int]) -> [Int] {
         let (left, right) = extents(d[0])
         let (top, bottom) = extents(d[1])
         let minX = o[0] - left, maxX = o[0] + v[0] + right
@@ -62,7 +62,7 @@ struct ViewabilityModel {
         }
     }
 
-    func isOnScreen(_ r: [Double], offset o: [Double], viewport v: [Double]) -> Bool {
+    public func isOnScreen(_ r: [Double], offset o: [Double], viewport v: [Double]) -> Bool {
         let (minX, minY, maxX, maxY) = (o[0], o[1], o[0] + v[0], o[1] + v[1])
         if threshold == 0 {
             return r[0] < maxX && r[0] + r[2] > minX && r[1] < maxY && r[1] + r[3] > minY
@@ -81,13 +81,13 @@ struct ViewabilityModel {
     }
 
     /// The opening plan (no motion).
-    mutating func open(time t: Double?) -> Step {
+    public mutating func open(time t: Double?) -> Step {
         time = t
         return apply(offset: offset, viewport: viewport, direction: [0, 0], time: t, opening: true)
     }
 
     /// One update.
-    mutating func update(offset o: [Double], viewport v: [Double]? = nil, velocity: [Double]?, time t: Double?) -> Step {
+    public mutating func update(offset o: [Double], viewport v: [Double]? = nil, velocity: [Double]?, time t: Double?) -> Step {
         var direction = [0, 0]
         for axis in 0..<2 {
             let vel = velocity?[axis] ?? 0
