@@ -4149,7 +4149,7 @@ extension Components {
         public struct ResyncEntry: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ResyncEntry/id`.
             public var id: Components.Schemas.ItemId
-            /// The view's handle (positive; distinct across `visible` and `pool`).
+            /// The view's handle (positive; distinct across `visible` and `pool`). Any 64-bit integer is read; one that is not positive is answered 422 naming the entry.
             ///
             /// - Remark: Generated from `#/components/schemas/ResyncEntry/view`.
             public var view: Swift.Int
@@ -4157,7 +4157,7 @@ extension Components {
             ///
             /// - Parameters:
             ///   - id:
-            ///   - view: The view's handle (positive; distinct across `visible` and `pool`).
+            ///   - view: The view's handle (positive; distinct across `visible` and `pool`). Any 64-bit integer is read; one that is not positive is answered 422 naming the entry.
             public init(
                 id: Components.Schemas.ItemId,
                 view: Swift.Int
