@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 root=$PWD
 binary=${VIEWPORTD:-$root/.build-openapi/debug/viewportd}
 max_examples=${FUZZ_MAX_EXAMPLES:-50}
-budget=${FUZZ_TIMEOUT:-120}   # seconds for each of the four schemathesis runs
+# Seconds for each of the four schemathesis runs. A hung request fails by itself (--request-timeout
+# 10); this bound is for a run that never ends. The first run takes ~40 s on a quiet machine but
+# 115 s plus start-up at a load average of 15 (seen here), so 120 s failed runs that found nothing.
+budget=${FUZZ_TIMEOUT:-240}
 token=fuzz-token
 
 [[ -x $binary ]] || { echo "fuzz: $binary is not built (swift build --scratch-path .build-openapi)" >&2; exit 2; }
