@@ -251,19 +251,37 @@ public struct JSONWriter: ~Copyable {
     /// Writes a string from UTF-8 bytes, which must be valid UTF-8 (e.g. from
     /// ``JSONReader/readStringBytes(into:)``); only the escaping is done here.
     public mutating func string(utf8 value: UnsafeRawBufferPointer) {
-        // Most strings (ids, names) need no escaping: one scan, one capacity check, one copy.
-        if let source = value.baseAddress, !Self.needsEscaping(value) {
-            reserve(value.count &+ 3)
-            if needsComma {
-                base[count] = UInt8(ascii: ",")
-                count &+= 1
-            }
-            base[count] = UInt8(ascii: "\"")
-            UnsafeMutableRawPointer(base + (count &+ 1)).copyMemory(from: source, byteCount: value.count)
-            base[count &+ 1 &+ value.count] = UInt8(ascii: "\"")
-            count &+= value.count &+ 2
-            return
+        // Most strings (ids, names) need no escaping: one capacity check, then one pass that
+        // checks and copies each byte (ids are a few bytes: a `memcpy` call and a separate scan
+        // cost more than the bytes, callgrind). `count` moves only at the end, so a byte that
+        // needs an escape hands the string to the slow path with nothing written.
+        let n = value.count
+        reserve(n &+ 3)
+        var at = count
+        if needsComma {
+            base[at] = UInt8(ascii: ",")
+            at &+= 1
         }
+        base[at] = UInt8(ascii: "\"")
+        at &+= 1
+        var i = 0
+        while i < n {
+            let byte = value[i]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                stringEscaping(value)
+                return
+            }
+            base[at &+ i] = byte
+            i &+= 1
+        }
+        base[at &+ n] = UInt8(ascii: "\"")
+        count = at &+ n &+ 1
+    }
+
+    /// ``string(utf8:)`` for a string with bytes to escape (kept out of line, so the common path
+    /// stays small).
+    @inline(never)
+    private mutating func stringEscaping(_ value: UnsafeRawBufferPointer) {
         separate()
         append(UInt8(ascii: "\""))
         var runStart = 0
@@ -285,20 +303,6 @@ public struct JSONWriter: ~Copyable {
             append(UnsafeRawBufferPointer(rebasing: value[runStart...]))
         }
         append(UInt8(ascii: "\""))
-    }
-
-    /// Whether any byte needs an escape (`"`, `\\`, a control character): a plain loop over the
-    /// bytes (`contains(where:)` with a closure was ~40 % of writing an id, callgrind).
-    @inline(__always)
-    private static func needsEscaping(_ value: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        let n = value.count
-        while i < n {
-            let byte = value[i]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            i &+= 1
-        }
-        return false
     }
 
     /// Writes a string from UTF-8 bytes (see ``string(utf8:)-(UnsafeRawBufferPointer)``).
