@@ -93,12 +93,15 @@ public struct JSONWriter: ~Copyable {
 
     // MARK: - Raw output
 
-    /// Appends ASCII text as is (no comma, no escaping).
+    /// Appends ASCII text as is (no comma, no escaping). Inlined: the literal's length is then a
+    /// constant and the copy a few moves, not a call to `memcpy` (callgrind).
+    @inline(__always)
     public mutating func raw(_ text: StaticString) {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends one byte as is.
+    @inline(__always)
     public mutating func raw(byte: UInt8) {
         append(byte)
     }
@@ -248,19 +251,37 @@ public struct JSONWriter: ~Copyable {
     /// Writes a string from UTF-8 bytes, which must be valid UTF-8 (e.g. from
     /// ``JSONReader/readStringBytes(into:)``); only the escaping is done here.
     public mutating func string(utf8 value: UnsafeRawBufferPointer) {
-        // Most strings (ids, names) need no escaping: one scan, one capacity check, one copy.
-        if let source = value.baseAddress, !value.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            reserve(value.count &+ 3)
-            if needsComma {
-                base[count] = UInt8(ascii: ",")
-                count &+= 1
-            }
-            base[count] = UInt8(ascii: "\"")
-            UnsafeMutableRawPointer(base + (count &+ 1)).copyMemory(from: source, byteCount: value.count)
-            base[count &+ 1 &+ value.count] = UInt8(ascii: "\"")
-            count &+= value.count &+ 2
-            return
+        // Most strings (ids, names) need no escaping: one capacity check, then one pass that
+        // checks and copies each byte (ids are a few bytes: a `memcpy` call and a separate scan
+        // cost more than the bytes, callgrind). `count` moves only at the end, so a byte that
+        // needs an escape hands the string to the slow path with nothing written.
+        let n = value.count
+        reserve(n &+ 3)
+        var at = count
+        if needsComma {
+            base[at] = UInt8(ascii: ",")
+            at &+= 1
         }
+        base[at] = UInt8(ascii: "\"")
+        at &+= 1
+        var i = 0
+        while i < n {
+            let byte = value[i]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                stringEscaping(value)
+                return
+            }
+            base[at &+ i] = byte
+            i &+= 1
+        }
+        base[at &+ n] = UInt8(ascii: "\"")
+        count = at &+ n &+ 1
+    }
+
+    /// ``string(utf8:)`` for a string with bytes to escape (kept out of line, so the common path
+    /// stays small).
+    @inline(never)
+    private mutating func stringEscaping(_ value: UnsafeRawBufferPointer) {
         separate()
         append(UInt8(ascii: "\""))
         var runStart = 0
@@ -326,7 +347,8 @@ public struct JSONWriter: ~Copyable {
         var magnitude = value.magnitude
         let end = count &+ Self.digitCount(magnitude)
         var at = end
-        let pairs = Self.digitPairs.utf8Start
+        // A local literal: the `static let` was read through `swift_once` on every number.
+        let pairs = Self.digitPairsLiteral.utf8Start
         while magnitude >= 100 {
             let (quotient, remainder) = magnitude.quotientAndRemainder(dividingBy: 100)
             at &-= 2
@@ -345,9 +367,12 @@ public struct JSONWriter: ~Copyable {
         count = end
     }
 
-    /// "00" through "99", for two digits per division.
-    private static let digitPairs: StaticString =
+    /// "00" through "99", for two digits per division. A computed property returning a literal, so
+    /// reading it is a constant address (a stored `static let` went through `swift_once` per number).
+    @inline(__always)
+    private static var digitPairsLiteral: StaticString {
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
 
     /// The number of decimal digits of `value` (at least 1).
     @inline(__always)
