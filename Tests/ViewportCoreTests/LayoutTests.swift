@@ -81,6 +81,37 @@ struct LayoutTests {
         }
     }
 
+    /// Rects are kept as `Float`s while every coordinate is exact in `Float`, else as `Double`s
+    /// (`RectStore`): either way each rect comes back bit for bit, and the index finds what a
+    /// brute force finds.
+    @Test(arguments: [false, true])
+    func rectsComeBackExactlyInBothStorageForms(inexact: Bool) throws {
+        var rng = SeededRandom(seed: 5)
+        var specs = randomLayoutSpecs(.scattered, count: 3000, using: &rng)
+        for k in specs.indices {
+            // Quarters and -0 are exact in Float; 0.1 and 2^24 + 1 are not (the store widens at
+            // the first of those, two thirds in).
+            specs[k].rect.x += Double(k % 4) / 4
+            if k % 7 == 0 { specs[k].rect.width = -0.0 }
+            if inexact && k >= 2000 && k % 5 == 0 { specs[k].rect.y += k % 2 == 0 ? 0.1 : 16_777_217 - specs[k].rect.y }
+        }
+        let layout = try makeLayout(specs)
+        for (k, spec) in specs.enumerated() {
+            let r = layout.rect(at: k)
+            #expect(r.x.bitPattern == spec.rect.x.bitPattern && r.y.bitPattern == spec.rect.y.bitPattern)
+            #expect(r.width.bitPattern == spec.rect.width.bitPattern && r.height.bitPattern == spec.rect.height.bitPattern)
+        }
+        for _ in 0..<300 {
+            let x = Double(Int.random(in: -200...2000, using: &rng)) + 0.25
+            let y = Double(Int.random(in: -200...3500, using: &rng)) + 0.1
+            let region = SentRegion(minX: x, minY: y, maxX: x + Double(Int.random(in: 0...800, using: &rng)), maxY: y + Double(Int.random(in: 0...800, using: &rng)))
+            #expect(layout.items(in: region.region) == oracle(specs, region))
+        }
+        let big = try makeLayout([ItemSpec(id: "far", rect: Rect(x: 0, y: 16_777_217, width: 1, height: 1))])
+        #expect(big.items(in: Region(minX: 0, minY: 16_777_216.5, maxX: 1, maxY: 16_777_217.5)) == [0])
+        #expect(big.items(in: Region(minX: 0, minY: 16_777_218.5, maxX: 1, maxY: 16_777_219)) == [])
+    }
+
     @Test func edgeTouchingItemsAreOutAndZeroSizeItemsInsideAreIn() throws {
         let layout = try makeLayout([
             ItemSpec(id: "above", rect: Rect(x: 0, y: 0, width: 10, height: 10)),

@@ -6,22 +6,26 @@
 /// query visits O(log n) nodes plus the ones holding results: O(log n + k). Arbitrary overlapping
 /// rects stay correct; their cost grows only with how many nodes a region really overlaps.
 ///
-/// Boxes are stored as `Float` rounded outward (a conservative filter at half the memory and
-/// bandwidth of `Double`); every candidate is confirmed with its exact `Double` rect by the caller's
-/// predicate, so results are exact.
+/// Inner node boxes are stored as `Float` rounded outward (a conservative filter at half the
+/// memory and bandwidth of `Double`). The leaves hold no boxes of their own: each is the position
+/// of its rect in the layout's `RectStore` (shared, not copied), tested exactly against the closed
+/// query box, so a layout keeps every rect once. Callers still test their own predicate.
 ///
-/// Memory: 16 bytes of box and 4 of item number per leaf, plus about 1/`fanout` of that for the
-/// inner nodes.
+/// Memory: 4 bytes of rect position per leaf (plus 4 of reported number for a layout with
+/// sections), and 24 bytes per inner node: about 1.5 bytes per item at fanout 16.
 public final class SpatialIndex: @unchecked Sendable {
     // @unchecked: every buffer is written once in `init` and only read afterwards.
     /// Entries per node. 16 measured best among 8/16/32 for small strip queries on 1M items
     /// (see viewport-bench).
     public static let fanout = 16
 
-    /// Leaf boxes in tree order, 4 floats each: minX, minY, maxX, maxY.
-    private let leafBoxes: UnsafeMutableBufferPointer<Float>
-    /// The item (layout position) of each leaf, in tree order.
+    /// The rects the leaves point at.
+    private let rects: RectStore
+    /// The rect (position in `rects`) of each leaf, in tree order.
     private let leafItems: UnsafeMutableBufferPointer<Int32>
+    /// What a query reports for each leaf, in tree order, when that is not its rect's position
+    /// (the layout positions of a layout with sections); empty otherwise.
+    private let leafNumbers: UnsafeMutableBufferPointer<Int32>
     /// Inner node boxes, level 1 (parents of leaves) first, the root last.
     private let nodeBoxes: UnsafeMutableBufferPointer<Float>
     /// Child range of each inner node: `[childStart[i], childEnd[i])`, into the leaves for nodes
@@ -32,23 +36,33 @@ public final class SpatialIndex: @unchecked Sendable {
     /// Deepest stack a traversal can need.
     private let maxStack: Int
 
-    /// Builds the index over `rects`.
+    /// Builds the index over `rects`; queries report each rect's position.
     /// - Complexity: O(n log n).
+    public convenience init(rects: ContiguousArray<Rect>) {
+        self.init(store: RectStore(rects))
+    }
+
+    /// Builds the index over `store`, which it keeps (its arrays are shared, not copied).
     /// `numbers`, when given, are what queries report for each rect (default: its position).
-    public init(rects: ContiguousArray<Rect>, numbers: ContiguousArray<Int32>? = nil) {
-        let n = rects.count
+    /// - Complexity: O(n log n).
+    init(store: RectStore, numbers: ContiguousArray<Int32>? = nil) {
+        let n = store.count
+        rects = store
         var boxes = ContiguousArray<Float>(repeating: 0, count: n * 4)
-        for i in 0..<n {
-            let r = rects[i]
-            boxes[i * 4] = Float.down(r.x)
-            boxes[i * 4 + 1] = Float.down(r.y)
-            boxes[i * 4 + 2] = Float.up(r.x + r.width)
-            boxes[i * 4 + 3] = Float.up(r.y + r.height)
+        boxes.withUnsafeMutableBufferPointer { boxes in
+            for i in 0..<n {
+                let r = store[i]
+                boxes[i * 4] = Float.down(r.x)
+                boxes[i * 4 + 1] = Float.down(r.y)
+                boxes[i * 4 + 2] = Float.up(r.x + r.width)
+                boxes[i * 4 + 3] = Float.up(r.y + r.height)
+            }
         }
         let fanout = SpatialIndex.fanout
         var (order, parentBoxes) = SpatialIndex.pack(boxes: boxes, fanout: fanout)
-        leafBoxes = SpatialIndex.buffer(SpatialIndex.permute(boxes, by: order, stride: 4))
-        leafItems = SpatialIndex.buffer(numbers.map { numbers in ContiguousArray(order.map { numbers[Int($0)] }) } ?? order)
+        boxes = []
+        leafNumbers = SpatialIndex.buffer(numbers.map { numbers in ContiguousArray(order.map { numbers[Int($0)] }) } ?? [])
+        leafItems = SpatialIndex.buffer(order)
 
         var allBoxes = ContiguousArray<Float>()
         var allStart = ContiguousArray<Int32>()
@@ -85,8 +99,8 @@ public final class SpatialIndex: @unchecked Sendable {
     }
 
     deinit {
-        leafBoxes.deallocate()
         leafItems.deallocate()
+        leafNumbers.deallocate()
         nodeBoxes.deallocate()
         childStart.deallocate()
         childEnd.deallocate()
@@ -100,18 +114,56 @@ public final class SpatialIndex: @unchecked Sendable {
 
     public var count: Int { leafItems.count }
 
-    /// Bytes held by the index.
+    /// Bytes held by the index (the rects it reads are the layout's, not counted).
     public var memoryBytes: Int {
-        (leafBoxes.count + leafItems.count + nodeBoxes.count + childStart.count + childEnd.count) * 4
+        (leafItems.count + leafNumbers.count + nodeBoxes.count + childStart.count + childEnd.count) * 4
     }
 
-    /// Calls `body` with every item whose box touches the closed box `[minX, maxX] × [minY, maxY]`
-    /// (a superset of the items strictly intersecting it; the caller filters exactly).
+    /// Calls `body` with every item whose rect touches the closed box `[minX, maxX] × [minY, maxY]`,
+    /// and its rect (a superset of the items strictly intersecting it; the caller filters exactly).
     /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other.
     @inline(__always)
     public func forEachCandidate(
-        minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int) -> Void
+        minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int, Rect) -> Void
     ) {
+        let items = leafItems
+        let numbers = leafNumbers
+        /// Leaf `i`'s report: its number, or its rect's position.
+        @inline(__always) func number(_ i: Int, _ k: Int) -> Int { numbers.isEmpty ? k : Int(numbers[i]) }
+        if rects.isCompact {
+            rects.floats.withUnsafeBufferPointer { f in
+                forEachLeafRange(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { start, end in
+                    for i in start..<end {
+                        let k = Int(items[i])
+                        let b = k &* 4
+                        let x = Double(f[b])
+                        let y = Double(f[b &+ 1])
+                        let w = Double(f[b &+ 2])
+                        let h = Double(f[b &+ 3])
+                        if x <= maxX && x + w >= minX && y <= maxY && y + h >= minY {
+                            body(number(i, k), Rect(x: x, y: y, width: w, height: h))
+                        }
+                    }
+                }
+            }
+        } else {
+            rects.doubles.withUnsafeBufferPointer { d in
+                forEachLeafRange(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { start, end in
+                    for i in start..<end {
+                        let k = Int(items[i])
+                        let r = d[k]
+                        if r.x <= maxX && r.x + r.width >= minX && r.y <= maxY && r.y + r.height >= minY { body(number(i, k), r) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `body(start, end)` with the leaf range of every level-one node whose box touches the
+    /// closed box.
+    /// - Complexity: O(log n + k/fanout) for layouts whose items do not pile up on each other.
+    @inline(__always)
+    private func forEachLeafRange(minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int, Int) -> Void) {
         guard !childStart.isEmpty, minX <= maxX, minY <= maxY else { return }
         let qMinX = Float.down(minX)
         let qMinY = Float.down(minY)
@@ -119,8 +171,6 @@ public final class SpatialIndex: @unchecked Sendable {
         let qMaxY = Float.up(maxY)
         let root = childStart.count - 1
         let levelOne = levelOneCount
-        let leaves = leafBoxes
-        let items = leafItems
         let nodes = nodeBoxes
         let starts = childStart
         let ends = childEnd
@@ -136,12 +186,7 @@ public final class SpatialIndex: @unchecked Sendable {
                 let start = Int(starts[node])
                 let end = Int(ends[node])
                 if node < levelOne {
-                    for i in start..<end {
-                        let b = i &* 4
-                        if leaves[b] <= qMaxX && leaves[b &+ 2] >= qMinX && leaves[b &+ 1] <= qMaxY && leaves[b &+ 3] >= qMinY {
-                            body(Int(items[i]))
-                        }
-                    }
+                    body(start, end)
                 } else {
                     for c in start..<end {
                         let b = c &* 4

@@ -17,7 +17,7 @@ public final class Layout: Sendable {
     /// ids of stack and placed sections' items, in the order they were posted (`storageRuns`);
     /// a stack item's uid is its position in this table.
     let ids: ItemIDTable
-    let explicitRects: ContiguousArray<Rect>
+    let explicitRects: RectStore
     let reuseClasses: ContiguousArray<Int32>
     /// Runs of explicit items and generated sections in layout order; empty when every item is
     /// explicit.
@@ -65,7 +65,7 @@ public final class Layout: Sendable {
     let fixedEdgesCache: AxisSummaryCache
 
     init(
-        ids: ItemIDTable, rects: ContiguousArray<Rect>, reuseClasses: ContiguousArray<Int32>, segments: [LayoutSegment],
+        ids: ItemIDTable, rects: RectStore, reuseClasses: ContiguousArray<Int32>, segments: [LayoutSegment],
         stacks: [LayoutStack] = [], placedSections: [PlacedSection] = [], stickyItems: [Int], reuseNames: [String], contentSize: Size,
         hasExplicitContentSize: Bool, digest: String, index: SpatialIndex?, geometry: SectionGeometry? = nil,
         overlay: IDOverlay = IDOverlay(), fixedEdgesCache: AxisSummaryCache? = nil, axis: Axis = .y,
@@ -102,7 +102,7 @@ public final class Layout: Sendable {
         self.contentSize = contentSize
         self.hasExplicitContentSize = hasExplicitContentSize
         self.digest = digest
-        self.index = index ?? SpatialIndex(rects: [])
+        self.index = index ?? SpatialIndex(store: RectStore())
         self.geometry = geometry
         self.overlay = overlay
         self.fixedEdgesCache = fixedEdgesCache ?? AxisSummaryCache()
@@ -116,14 +116,14 @@ public final class Layout: Sendable {
 
     /// The R-tree over explicit items, numbered as layout positions.
     /// - Complexity: O(n log n).
-    static func makeIndex(rects: ContiguousArray<Rect>, segments: [LayoutSegment]) -> SpatialIndex {
-        guard !segments.isEmpty else { return SpatialIndex(rects: rects) }
+    static func makeIndex(rects: RectStore, segments: [LayoutSegment]) -> SpatialIndex {
+        guard !segments.isEmpty else { return SpatialIndex(store: rects) }
         var numbers = ContiguousArray<Int32>()
         numbers.reserveCapacity(rects.count)
         for case .explicit(let start, _, let count) in segments {
             for k in 0..<count { numbers.append(Int32(start + k)) }
         }
-        return SpatialIndex(rects: rects, numbers: numbers)
+        return SpatialIndex(store: rects, numbers: numbers)
     }
 
     /// Item frames in layout order.
@@ -350,13 +350,9 @@ public final class Layout: Sendable {
     ///   O(s) for s generated sections.
     @inline(__always)
     public func forEachItem(minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int, Rect) -> Void) {
-        if segments.isEmpty {
-            explicitRects.withUnsafeBufferPointer { rects in
-                index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item in body(item, rects[item]) }
-            }
-            return
-        }
-        index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item in body(item, rect(at: item)) }
+        // The index reports explicit items with their rects (read from `explicitRects`).
+        index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY, body)
+        if segments.isEmpty { return }
         for segment in segments {
             switch segment {
             case .explicit: break
@@ -422,7 +418,7 @@ public final class Layout: Sendable {
 
     /// Approximate bytes held by this layout and its index (a stack's tree not counted).
     public var memoryBytes: Int {
-        ids.memoryBytes + explicitRects.capacity * MemoryLayout<Rect>.stride + reuseClasses.capacity * 4 + index.memoryBytes
+        ids.memoryBytes + explicitRects.memoryBytes + reuseClasses.capacity * 4 + index.memoryBytes
     }
 
     /// Sticky items (explicit ones as given, and those of placed sections) by their leading edge

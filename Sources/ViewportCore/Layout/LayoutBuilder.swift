@@ -5,7 +5,7 @@ import Crypto
 /// Validation happens as items arrive, so a bad item fails fast with its position and id.
 public struct LayoutBuilder: Sendable {
     private var ids = ItemIDTable()
-    private var rects = ContiguousArray<Rect>()
+    private var rects = RectStore()
     private var reuseClasses = ContiguousArray<Int32>()
     private var reuseNames: [String] = []
     private var reuseLookup: [String: Int32] = [:]
@@ -190,7 +190,7 @@ public struct LayoutBuilder: Sendable {
     public mutating func appendPlacedSection(id: String?, items: [SectionSpec.Item], origin: Point) throws(LayoutError) -> Point {
         guard items.count <= maxItems - count else { throw .tooManyItems(count: count + items.count, limit: maxItems) }
         let storageStart = ids.count
-        var relative = ContiguousArray<Rect>()
+        var relative = RectStore()
         var classes = ContiguousArray<Int32>()
         var stickyIndices: [Int] = []
         relative.reserveCapacity(items.count)

@@ -11,7 +11,7 @@ struct PlacedSection: Sendable {
     /// The section's `id` when it had one (only written back out).
     let id: String?
     var origin: Point
-    let rects: ContiguousArray<Rect>
+    let rects: RectStore
     let reuseClasses: ContiguousArray<Int32>
     /// Sticky items, by index in the section.
     let sticky: [Int]
@@ -20,14 +20,14 @@ struct PlacedSection: Sendable {
     let index: SpatialIndex
     let relativeFar: Point
 
-    init(id: String?, origin: Point, rects: ContiguousArray<Rect>, reuseClasses: ContiguousArray<Int32>, sticky: [Int], storageStart: Int) {
+    init(id: String?, origin: Point, rects: RectStore, reuseClasses: ContiguousArray<Int32>, sticky: [Int], storageStart: Int) {
         self.id = id
         self.origin = origin
         self.rects = rects
         self.reuseClasses = reuseClasses
         self.sticky = sticky
         self.storageStart = storageStart
-        self.index = SpatialIndex(rects: rects)
+        self.index = SpatialIndex(store: rects)
         var far = Point.zero
         for r in rects { far = Point(x: max(far.x, r.x + r.width), y: max(far.y, r.y + r.height)) }
         self.relativeFar = far
@@ -54,7 +54,7 @@ struct PlacedSection: Sendable {
         let slackX = (abs(minX) + abs(maxX) + abs(origin.x)) * 0x1p-40 + 0x1p-40
         let slackY = (abs(minY) + abs(maxY) + abs(origin.y)) * 0x1p-40 + 0x1p-40
         index.forEachCandidate(
-            minX: minX - origin.x - slackX, minY: minY - origin.y - slackY, maxX: maxX - origin.x + slackX, maxY: maxY - origin.y + slackY,
-            body)
+            minX: minX - origin.x - slackX, minY: minY - origin.y - slackY, maxX: maxX - origin.x + slackX, maxY: maxY - origin.y + slackY
+        ) { k, _ in body(k) }
     }
 }

@@ -116,7 +116,9 @@ struct LayoutDecoder {
         }
         if let invalid { throw invalid }
         do {
-            return try builder.build()
+            let layout = try builder.build()
+            FreeMemory.afterBuildingLayout(items: layout.count)
+            return layout
         } catch {
             throw Problem.invalid(error.description)
         }
