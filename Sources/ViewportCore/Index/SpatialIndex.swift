@@ -1,28 +1,48 @@
-/// A static R-tree over item rects, packed bottom-up with Sort-Tile-Recursive (STR), answering
-/// "which items intersect this region" in two dimensions.
+/// A static index over item rects answering "which items intersect this region" in two
+/// dimensions: a run sorted along one axis when the rects allow it, else an R-tree packed
+/// bottom-up with Sort-Tile-Recursive (STR).
 ///
-/// STR sorts the entries of a level by x into vertical slices and each slice by y, then cuts runs
-/// of `fanout` entries into nodes. Lists, bars and grids pack into nodes that do not overlap, so a
-/// query visits O(log n) nodes plus the ones holding results: O(log n + k). Arbitrary overlapping
-/// rects stay correct; their cost grows only with how many nodes a region really overlaps.
+/// Sorted run: most layouts are lists and feeds whose items, in layout order, start nowhere
+/// before the previous one along the scroll axis. Their boxes stay in that order and `reach[i]`
+/// is the farthest far edge among boxes `0...i` (non-decreasing), so a query binary-searches the
+/// first box that can reach its near edge and scans on until boxes start past its far edge. The
+/// build takes this form only when that scan passes over at most `maxSortedSlack` boxes started
+/// before any near edge (items beside each other, or one tall item, would make every scan long);
+/// then a query costs O(log n + k + `maxSortedSlack`), with no tree to descend: on 1M items the
+/// tree's scattered nodes were most of a jump's cost (cache misses).
 ///
-/// Boxes are stored as `Float` rounded outward (a conservative filter at half the memory and
-/// bandwidth of `Double`); every candidate is confirmed with its exact `Double` rect by the caller's
-/// predicate, so results are exact.
+/// R-tree: STR sorts the entries of a level by x into vertical slices and each slice by y, then
+/// cuts runs of `fanout` entries into nodes. Lists, bars and grids pack into nodes that do not
+/// overlap, so a query visits O(log n) nodes plus the ones holding results: O(log n + k).
+/// Arbitrary overlapping rects stay correct; their cost grows only with how many nodes a region
+/// really overlaps.
 ///
-/// Memory: 16 bytes of box and 4 of item number per leaf, plus about 1/`fanout` of that for the
-/// inner nodes.
+/// Both forms report exactly the items whose `Float` box touches the query's box (in different
+/// orders). Boxes are stored as `Float` rounded outward (a conservative filter at half the memory
+/// and bandwidth of `Double`); every candidate is confirmed with its exact `Double` rect by the
+/// caller's predicate, so results are exact.
+///
+/// Memory: 16 bytes of box per item, plus 4 of reach in a sorted run, or 4 of item number and
+/// about 1/`fanout` of the boxes for the inner nodes in an R-tree (a sorted run numbered by
+/// position keeps no item numbers).
 public final class SpatialIndex: @unchecked Sendable {
     // @unchecked: every buffer is written once in `init` and only read afterwards.
     /// Entries per node. 16 measured best among 8/16/32 for small strip queries on 1M items
     /// (see viewport-bench).
     public static let fanout = 16
 
-    /// Leaf boxes in tree order, 4 floats each: minX, minY, maxX, maxY.
+    /// Most boxes a sorted run's scan may pass that started before the query's near edge (those
+    /// still reaching it, and those the reach bound cannot skip). A two-column feed needs ~6, a
+    /// list ~2; a grid needs about twice its columns.
+    static let maxSortedSlack = 32
+
+    /// Leaf boxes in tree order (in input order for a sorted run), 4 floats each: minX, minY,
+    /// maxX, maxY.
     private let leafBoxes: UnsafeMutableBufferPointer<Float>
-    /// The item (layout position) of each leaf, in tree order.
+    /// The item (layout position) of each leaf, in tree order; empty for a sorted run numbered by
+    /// position (leaf `i` is item `i`).
     private let leafItems: UnsafeMutableBufferPointer<Int32>
-    /// Inner node boxes, level 1 (parents of leaves) first, the root last.
+    /// Inner node boxes, level 1 (parents of leaves) first, the root last; empty for a sorted run.
     private let nodeBoxes: UnsafeMutableBufferPointer<Float>
     /// Child range of each inner node: `[childStart[i], childEnd[i])`, into the leaves for nodes
     /// below `levelOneCount`, into the inner nodes otherwise.
@@ -31,12 +51,23 @@ public final class SpatialIndex: @unchecked Sendable {
     private let levelOneCount: Int
     /// Deepest stack a traversal can need.
     private let maxStack: Int
+    /// A sorted run's axis as the offset of its low edge in a box (0 x, 1 y); -1 for an R-tree.
+    private let sortedAxis: Int
+    /// A sorted run's farthest far edge along `sortedAxis` among leaves `0...i`; empty for an
+    /// R-tree.
+    private let reach: UnsafeMutableBufferPointer<Float>
+    /// Number of items.
+    public let count: Int
+
+    /// Whether the index is a sorted run (else an R-tree), for tests.
+    package var isSortedRun: Bool { sortedAxis >= 0 }
 
     /// Builds the index over `rects`.
-    /// - Complexity: O(n log n).
+    /// - Complexity: O(n) for a sorted run, O(n log n) for an R-tree.
     /// `numbers`, when given, are what queries report for each rect (default: its position).
     public init(rects: ContiguousArray<Rect>, numbers: ContiguousArray<Int32>? = nil) {
         let n = rects.count
+        count = n
         var boxes = ContiguousArray<Float>(repeating: 0, count: n * 4)
         for i in 0..<n {
             let r = rects[i]
@@ -45,6 +76,20 @@ public final class SpatialIndex: @unchecked Sendable {
             boxes[i * 4 + 2] = Float.up(r.x + r.width)
             boxes[i * 4 + 3] = Float.up(r.y + r.height)
         }
+        if let run = SpatialIndex.sortedRun(boxes: boxes) {
+            sortedAxis = run.axis
+            reach = SpatialIndex.buffer(run.reach)
+            leafBoxes = SpatialIndex.buffer(boxes)
+            leafItems = SpatialIndex.buffer(numbers ?? [])
+            nodeBoxes = SpatialIndex.buffer([])
+            childStart = SpatialIndex.buffer([])
+            childEnd = SpatialIndex.buffer([])
+            levelOneCount = 0
+            maxStack = 0
+            return
+        }
+        sortedAxis = -1
+        reach = SpatialIndex.buffer([])
         let fanout = SpatialIndex.fanout
         var (order, parentBoxes) = SpatialIndex.pack(boxes: boxes, fanout: fanout)
         leafBoxes = SpatialIndex.buffer(SpatialIndex.permute(boxes, by: order, stride: 4))
@@ -85,6 +130,7 @@ public final class SpatialIndex: @unchecked Sendable {
     }
 
     deinit {
+        reach.deallocate()
         leafBoxes.deallocate()
         leafItems.deallocate()
         nodeBoxes.deallocate()
@@ -98,25 +144,30 @@ public final class SpatialIndex: @unchecked Sendable {
         return buffer
     }
 
-    public var count: Int { leafItems.count }
-
     /// Bytes held by the index.
     public var memoryBytes: Int {
-        (leafBoxes.count + leafItems.count + nodeBoxes.count + childStart.count + childEnd.count) * 4
+        (leafBoxes.count + leafItems.count + nodeBoxes.count + childStart.count + childEnd.count + reach.count) * 4
     }
 
     /// Calls `body` with every item whose box touches the closed box `[minX, maxX] × [minY, maxY]`
-    /// (a superset of the items strictly intersecting it; the caller filters exactly).
-    /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other.
+    /// (a superset of the items strictly intersecting it; the caller filters exactly), in no
+    /// particular order.
+    /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other (a sorted
+    ///   run: O(log n + k + `maxSortedSlack`) for queries spanning the layout across its axis).
     @inline(__always)
     public func forEachCandidate(
         minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int) -> Void
     ) {
-        guard !childStart.isEmpty, minX <= maxX, minY <= maxY else { return }
+        guard minX <= maxX, minY <= maxY else { return }
         let qMinX = Float.down(minX)
         let qMinY = Float.down(minY)
         let qMaxX = Float.up(maxX)
         let qMaxY = Float.up(maxY)
+        if sortedAxis >= 0 {
+            scanSortedRun(qMinX: qMinX, qMinY: qMinY, qMaxX: qMaxX, qMaxY: qMaxY, body)
+            return
+        }
+        guard !childStart.isEmpty else { return }
         let root = childStart.count - 1
         let levelOne = levelOneCount
         let leaves = leafBoxes
@@ -155,7 +206,83 @@ public final class SpatialIndex: @unchecked Sendable {
         }
     }
 
+    /// A sorted run's query (see the type's notes): from the first leaf whose reach gets to the
+    /// query's near edge along the run's axis, every leaf until one starts past its far edge.
+    /// - Complexity: O(log n + k + `maxSortedSlack`) for queries spanning the layout across the
+    ///   run's axis.
+    @inline(__always)
+    private func scanSortedRun(qMinX: Float, qMinY: Float, qMaxX: Float, qMaxY: Float, _ body: (Int) -> Void) {
+        let axis = sortedAxis
+        let (near, far) = axis == 0 ? (qMinX, qMaxX) : (qMinY, qMaxY)
+        let reach = self.reach
+        let leaves = leafBoxes
+        let items = leafItems
+        let n = count
+        // Lower bound: the first i with reach[i] >= near (reach never decreases).
+        var first = 0
+        var length = n
+        while length > 0 {
+            let half = length >> 1
+            if reach[first &+ half] < near {
+                first = first &+ half &+ 1
+                length = length &- half &- 1
+            } else {
+                length = half
+            }
+        }
+        var i = first
+        while i < n {
+            let b = i &* 4
+            if leaves[b &+ axis] > far { break }
+            if leaves[b] <= qMaxX && leaves[b &+ 2] >= qMinX && leaves[b &+ 1] <= qMaxY && leaves[b &+ 3] >= qMinY {
+                body(items.isEmpty ? i : Int(items[i]))
+            }
+            i &+= 1
+        }
+    }
+
     // MARK: Packing
+
+    /// The axis (0 x, 1 y) and reach array of a sorted run over `boxes` in their order, when one
+    /// qualifies: low edges never decrease along the axis, and no query's scan passes more than
+    /// `maxSortedSlack` leaves started before its near edge. Of both axes, the one with less slack.
+    ///
+    /// A query from near edge `v` scans from `L(v)`, the first leaf whose reach gets to `v`; the
+    /// leaves before `U(v)`, the first one starting after `v`, started before `v`. For `v` from a
+    /// leaf's low edge `low[i]` up to the next, `U(v) ≤ i + 1` and `L(v) ≥ L(low[i])`, so the
+    /// slack is at most `max over i of i + 1 - L(low[i])`, found with one pass (both grow with i).
+    /// - Complexity: O(n).
+    private static func sortedRun(boxes: ContiguousArray<Float>) -> (axis: Int, reach: ContiguousArray<Float>)? {
+        let n = boxes.count / 4
+        var best: (axis: Int, reach: ContiguousArray<Float>, slack: Int)?
+        for axis in [1, 0] {
+            var reach = ContiguousArray<Float>()
+            reach.reserveCapacity(n)
+            var sorted = true
+            var far = -Float.infinity
+            for i in 0..<n {
+                let low = boxes[i * 4 + axis]
+                // `!(low >= previous)` also refuses NaN.
+                if i > 0 && !(low >= boxes[(i - 1) * 4 + axis]) {
+                    sorted = false
+                    break
+                }
+                far = max(far, boxes[i * 4 + axis + 2])
+                reach.append(far)
+            }
+            guard sorted else { continue }
+            var slack = 0
+            var j = 0
+            for i in 0..<n {
+                let low = boxes[i * 4 + axis]
+                while j < i && reach[j] < low { j += 1 }
+                slack = max(slack, i + 1 - j)
+                if slack > maxSortedSlack { break }
+            }
+            if slack <= maxSortedSlack && slack < (best?.slack ?? .max) { best = (axis, reach, slack) }
+        }
+        return best.map { (axis: $0.axis, reach: $0.reach) }
+    }
 
     private struct SortEntry {
         var key: UInt64
