@@ -1,32 +1,52 @@
-/// A static R-tree over item rects, packed bottom-up with Sort-Tile-Recursive (STR), answering
-/// "which items intersect this region" in two dimensions.
+/// A static index over item rects answering "which items intersect this region" in two
+/// dimensions: a run sorted along one axis when the rects allow it, else an R-tree packed
+/// bottom-up with Sort-Tile-Recursive (STR).
 ///
-/// STR sorts the entries of a level by x into vertical slices and each slice by y, then cuts runs
-/// of `fanout` entries into nodes. Lists, bars and grids pack into nodes that do not overlap, so a
-/// query visits O(log n) nodes plus the ones holding results: O(log n + k). Arbitrary overlapping
-/// rects stay correct; their cost grows only with how many nodes a region really overlaps.
+/// Sorted run: most layouts are lists and feeds whose items, in layout order, start nowhere
+/// before the previous one along the scroll axis. Their rects stay in that order and `reach[i]`
+/// is the farthest far edge among rects `0...i` (non-decreasing), so a query binary-searches the
+/// first rect that can reach its near edge and scans on until rects start past its far edge. The
+/// build takes this form only when that scan passes over at most `maxSortedSlack` rects started
+/// before any near edge (items beside each other, or one tall item, would make every scan long);
+/// then a query costs O(log n + k + `maxSortedSlack`), with no tree to descend: on 1M items the
+/// tree's scattered nodes were most of a jump's cost (cache misses).
 ///
-/// Inner node boxes are stored as `Float` rounded outward (a conservative filter at half the
-/// memory and bandwidth of `Double`). The leaves hold no boxes of their own: each is the position
-/// of its rect in the layout's `RectStore` (shared, not copied), tested exactly against the closed
-/// query box, so a layout keeps every rect once. Callers still test their own predicate.
+/// R-tree: STR sorts the entries of a level by x into vertical slices and each slice by y, then
+/// cuts runs of `fanout` entries into nodes. Lists, bars and grids pack into nodes that do not
+/// overlap, so a query visits O(log n) nodes plus the ones holding results: O(log n + k).
+/// Arbitrary overlapping rects stay correct; their cost grows only with how many nodes a region
+/// really overlaps.
 ///
-/// Memory: 4 bytes of rect position per leaf (plus 4 of reported number for a layout with
-/// sections), and 24 bytes per inner node: about 1.5 bytes per item at fanout 16.
+/// Inner node boxes and the reach are stored as `Float` rounded outward (a conservative filter at
+/// half the memory and bandwidth of `Double`). Neither form keeps boxes of its own for the items:
+/// each leaf is the position of its rect in the layout's `RectStore` (shared, not copied), tested
+/// exactly against the closed query box, so a layout keeps every rect once. Both forms report the
+/// same items (in different orders). Callers still test their own predicate.
+///
+/// Memory: a sorted run keeps 4 bytes of reach per item; an R-tree 4 bytes of rect position per
+/// leaf and 24 bytes per inner node (about 1.5 bytes per item at fanout 16). Either keeps 4 more
+/// of reported number per item for a layout with sections.
 public final class SpatialIndex: @unchecked Sendable {
     // @unchecked: every buffer is written once in `init` and only read afterwards.
     /// Entries per node. 16 measured best among 8/16/32 for small strip queries on 1M items
     /// (see viewport-bench).
     public static let fanout = 16
 
+    /// Most rects a sorted run's scan may pass that started before the query's near edge (those
+    /// still reaching it, and those the reach bound cannot skip). A two-column feed needs ~6, a
+    /// list ~2; a grid needs about twice its columns.
+    static let maxSortedSlack = 32
+
     /// The rects the leaves point at.
     private let rects: RectStore
-    /// The rect (position in `rects`) of each leaf, in tree order.
+    /// The rect (position in `rects`) of each leaf, in tree order; empty for a sorted run (leaf
+    /// `i` is rect `i`).
     private let leafItems: UnsafeMutableBufferPointer<Int32>
-    /// What a query reports for each leaf, in tree order, when that is not its rect's position
-    /// (the layout positions of a layout with sections); empty otherwise.
+    /// What a query reports for each leaf, in tree order (in rect order for a sorted run), when
+    /// that is not its rect's position (the layout positions of a layout with sections); empty
+    /// otherwise.
     private let leafNumbers: UnsafeMutableBufferPointer<Int32>
-    /// Inner node boxes, level 1 (parents of leaves) first, the root last.
+    /// Inner node boxes, level 1 (parents of leaves) first, the root last; empty for a sorted run.
     private let nodeBoxes: UnsafeMutableBufferPointer<Float>
     /// Child range of each inner node: `[childStart[i], childEnd[i])`, into the leaves for nodes
     /// below `levelOneCount`, into the inner nodes otherwise.
@@ -35,19 +55,31 @@ public final class SpatialIndex: @unchecked Sendable {
     private let levelOneCount: Int
     /// Deepest stack a traversal can need.
     private let maxStack: Int
+    /// A sorted run's axis as the offset of its low edge in a box (0 x, 1 y); -1 for an R-tree.
+    private let sortedAxis: Int
+    /// A sorted run's farthest far edge along `sortedAxis` (rounded up to `Float`) among rects
+    /// `0...i`; empty for an R-tree.
+    private let reach: UnsafeMutableBufferPointer<Float>
+    /// Number of items.
+    public let count: Int
 
-    /// Builds the index over `rects`; queries report each rect's position.
-    /// - Complexity: O(n log n).
-    public convenience init(rects: ContiguousArray<Rect>) {
-        self.init(store: RectStore(rects))
+    /// Whether the index is a sorted run (else an R-tree), for tests.
+    package var isSortedRun: Bool { sortedAxis >= 0 }
+
+    /// Builds the index over `rects`; queries report each rect's position, or `numbers[i]` for
+    /// rect `i` when given.
+    /// - Complexity: O(n) for a sorted run, O(n log n) for an R-tree.
+    public convenience init(rects: ContiguousArray<Rect>, numbers: ContiguousArray<Int32>? = nil) {
+        self.init(store: RectStore(rects), numbers: numbers)
     }
 
     /// Builds the index over `store`, which it keeps (its arrays are shared, not copied).
     /// `numbers`, when given, are what queries report for each rect (default: its position).
-    /// - Complexity: O(n log n).
+    /// - Complexity: O(n) for a sorted run, O(n log n) for an R-tree.
     init(store: RectStore, numbers: ContiguousArray<Int32>? = nil) {
         let n = store.count
         rects = store
+        count = n
         var boxes = ContiguousArray<Float>(repeating: 0, count: n * 4)
         boxes.withUnsafeMutableBufferPointer { boxes in
             for i in 0..<n {
@@ -58,6 +90,20 @@ public final class SpatialIndex: @unchecked Sendable {
                 boxes[i * 4 + 3] = Float.up(r.y + r.height)
             }
         }
+        if let run = SpatialIndex.sortedRun(boxes: boxes) {
+            sortedAxis = run.axis
+            reach = SpatialIndex.buffer(run.reach)
+            leafNumbers = SpatialIndex.buffer(numbers ?? [])
+            leafItems = SpatialIndex.buffer([])
+            nodeBoxes = SpatialIndex.buffer([])
+            childStart = SpatialIndex.buffer([])
+            childEnd = SpatialIndex.buffer([])
+            levelOneCount = 0
+            maxStack = 0
+            return
+        }
+        sortedAxis = -1
+        reach = SpatialIndex.buffer([])
         let fanout = SpatialIndex.fanout
         var (order, parentBoxes) = SpatialIndex.pack(boxes: boxes, fanout: fanout)
         boxes = []
@@ -99,6 +145,7 @@ public final class SpatialIndex: @unchecked Sendable {
     }
 
     deinit {
+        reach.deallocate()
         leafItems.deallocate()
         leafNumbers.deallocate()
         nodeBoxes.deallocate()
@@ -112,51 +159,87 @@ public final class SpatialIndex: @unchecked Sendable {
         return buffer
     }
 
-    public var count: Int { leafItems.count }
-
     /// Bytes held by the index (the rects it reads are the layout's, not counted).
     public var memoryBytes: Int {
-        (leafItems.count + leafNumbers.count + nodeBoxes.count + childStart.count + childEnd.count) * 4
+        (leafItems.count + leafNumbers.count + nodeBoxes.count + childStart.count + childEnd.count + reach.count) * 4
     }
 
     /// Calls `body` with every item whose rect touches the closed box `[minX, maxX] × [minY, maxY]`,
     /// and its rect (a superset of the items strictly intersecting it; the caller filters exactly).
-    /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other.
+    /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other (a sorted
+    ///   run: O(log n + k + `maxSortedSlack`) for queries spanning the layout across its axis).
     @inline(__always)
     public func forEachCandidate(
         minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int, Rect) -> Void
     ) {
-        let items = leafItems
-        let numbers = leafNumbers
-        /// Leaf `i`'s report: its number, or its rect's position.
-        @inline(__always) func number(_ i: Int, _ k: Int) -> Int { numbers.isEmpty ? k : Int(numbers[i]) }
         if rects.isCompact {
             rects.floats.withUnsafeBufferPointer { f in
-                forEachLeafRange(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { start, end in
-                    for i in start..<end {
-                        let k = Int(items[i])
-                        let b = k &* 4
-                        let x = Double(f[b])
-                        let y = Double(f[b &+ 1])
-                        let w = Double(f[b &+ 2])
-                        let h = Double(f[b &+ 3])
-                        if x <= maxX && x + w >= minX && y <= maxY && y + h >= minY {
-                            body(number(i, k), Rect(x: x, y: y, width: w, height: h))
-                        }
-                    }
-                }
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, rect: { k in
+                    let b = k &* 4
+                    return Rect(x: Double(f[b]), y: Double(f[b &+ 1]), width: Double(f[b &+ 2]), height: Double(f[b &+ 3]))
+                }, body)
             }
         } else {
             rects.doubles.withUnsafeBufferPointer { d in
-                forEachLeafRange(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { start, end in
-                    for i in start..<end {
-                        let k = Int(items[i])
-                        let r = d[k]
-                        if r.x <= maxX && r.x + r.width >= minX && r.y <= maxY && r.y + r.height >= minY { body(number(i, k), r) }
-                    }
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, rect: { k in d[k] }, body)
+            }
+        }
+    }
+
+    /// `forEachCandidate` over rects read by `rect(k)` (the store's `Float`s or `Double`s).
+    @inline(__always)
+    private func visit(
+        minX: Double, minY: Double, maxX: Double, maxY: Double, rect: (Int) -> Rect, _ body: (Int, Rect) -> Void
+    ) {
+        let numbers = leafNumbers
+        if sortedAxis >= 0 {
+            guard minX <= maxX, minY <= maxY else { return }
+            let axis = sortedAxis
+            let n = count
+            let first = firstReaching(Float.down(axis == 0 ? minX : minY))
+            let far = Float.up(axis == 0 ? maxX : maxY)
+            var k = first
+            while k < n {
+                let r = rect(k)
+                // The build found the run sorted by `Float.down` of the low edges: stop by the same.
+                if Float.down(axis == 0 ? r.x : r.y) > far { break }
+                if r.x <= maxX && r.x + r.width >= minX && r.y <= maxY && r.y + r.height >= minY {
+                    body(numbers.isEmpty ? k : Int(numbers[k]), r)
+                }
+                k &+= 1
+            }
+            return
+        }
+        let items = leafItems
+        forEachLeafRange(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { start, end in
+            for i in start..<end {
+                let k = Int(items[i])
+                let r = rect(k)
+                if r.x <= maxX && r.x + r.width >= minX && r.y <= maxY && r.y + r.height >= minY {
+                    body(numbers.isEmpty ? k : Int(numbers[i]), r)
                 }
             }
         }
+    }
+
+    /// A sorted run's first rect whose reach gets to `near` (reach never decreases): no rect
+    /// before it touches a query whose near edge is `near`.
+    /// - Complexity: O(log n).
+    @inline(__always)
+    private func firstReaching(_ near: Float) -> Int {
+        let reach = self.reach
+        var first = 0
+        var length = count
+        while length > 0 {
+            let half = length >> 1
+            if reach[first &+ half] < near {
+                first = first &+ half &+ 1
+                length = length &- half &- 1
+            } else {
+                length = half
+            }
+        }
+        return first
     }
 
     /// Calls `body(start, end)` with the leaf range of every level-one node whose box touches the
@@ -201,6 +284,47 @@ public final class SpatialIndex: @unchecked Sendable {
     }
 
     // MARK: Packing
+
+    /// The axis (0 x, 1 y) and reach array of a sorted run over `boxes` in their order, when one
+    /// qualifies: low edges never decrease along the axis, and no query's scan passes more than
+    /// `maxSortedSlack` leaves started before its near edge. Of both axes, the one with less slack.
+    ///
+    /// A query from near edge `v` scans from `L(v)`, the first leaf whose reach gets to `v`; the
+    /// leaves before `U(v)`, the first one starting after `v`, started before `v`. For `v` from a
+    /// leaf's low edge `low[i]` up to the next, `U(v) ≤ i + 1` and `L(v) ≥ L(low[i])`, so the
+    /// slack is at most `max over i of i + 1 - L(low[i])`, found with one pass (both grow with i).
+    /// - Complexity: O(n).
+    private static func sortedRun(boxes: ContiguousArray<Float>) -> (axis: Int, reach: ContiguousArray<Float>)? {
+        let n = boxes.count / 4
+        var best: (axis: Int, reach: ContiguousArray<Float>, slack: Int)?
+        for axis in [1, 0] {
+            var reach = ContiguousArray<Float>()
+            reach.reserveCapacity(n)
+            var sorted = true
+            var far = -Float.infinity
+            for i in 0..<n {
+                let low = boxes[i * 4 + axis]
+                // `!(low >= previous)` also refuses NaN.
+                if i > 0 && !(low >= boxes[(i - 1) * 4 + axis]) {
+                    sorted = false
+                    break
+                }
+                far = max(far, boxes[i * 4 + axis + 2])
+                reach.append(far)
+            }
+            guard sorted else { continue }
+            var slack = 0
+            var j = 0
+            for i in 0..<n {
+                let low = boxes[i * 4 + axis]
+                while j < i && reach[j] < low { j += 1 }
+                slack = max(slack, i + 1 - j)
+                if slack > maxSortedSlack { break }
+            }
+            if slack <= maxSortedSlack && slack < (best?.slack ?? .max) { best = (axis, reach, slack) }
+        }
+        return best.map { (axis: $0.axis, reach: $0.reach) }
+    }
 
     private struct SortEntry {
         var key: UInt64

@@ -66,6 +66,9 @@ struct ReusePools: Sendable {
         }
     }
 
+    /// Whether any class has a cap (without, `trim` never drops a view).
+    var hasCaps: Bool { defaultCap != nil || !capByClass.isEmpty }
+
     /// The cap of a class, nil for none.
     /// - Complexity: O(1) expected.
     @inline(__always)

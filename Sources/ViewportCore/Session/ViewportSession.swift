@@ -300,12 +300,21 @@ public struct ViewportSession: Sendable {
                 layout.forEachItem(minX: from, minY: new.minY, maxX: to, maxY: new.maxY, visit)
             }
         }
-        return (Self.sortedUnique(leaving), Self.sortedUnique(entering))
+        Self.sortUnique(&leaving)
+        Self.sortUnique(&entering)
+        return (leaving, entering)
     }
 
     static func sortedUnique(_ items: [Int]) -> [Int] {
-        guard items.count > 1 else { return items }
         var found = items
+        sortUnique(&found)
+        return found
+    }
+
+    /// Sorts `found` and drops repeated items, in place (a copy of a shared array would cost an
+    /// allocation per query).
+    static func sortUnique(_ found: inout [Int]) {
+        guard found.count > 1 else { return }
         found.sort()
         var unique = 0
         for item in found where unique == 0 || found[unique - 1] != item {
@@ -313,7 +322,6 @@ public struct ViewportSession: Sendable {
             unique += 1
         }
         found.removeLast(found.count - unique)
-        return found
     }
 
     /// Shown items materialized in `a` but not in `b`, in layout order: the same items as
@@ -340,6 +348,8 @@ public struct ViewportSession: Sendable {
     func changedItems(in a: Region, notIn b: Region) -> [Int] {
         guard a != b else { return [] }
         var found: [Int] = []
+        // About as many items change as are shown (all of them on a jump): one allocation.
+        found.reserveCapacity(shown.count + 4)
         func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
             layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item, r in
                 if a.intersects(r) && !b.intersects(r) { found.append(item) }
@@ -349,7 +359,8 @@ public struct ViewportSession: Sendable {
         if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
         if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
         if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
-        return Self.sortedUnique(found)
+        Self.sortUnique(&found)
+        return found
     }
 
     // MARK: Planning
@@ -359,11 +370,13 @@ public struct ViewportSession: Sendable {
 
     /// Removes leaving items of the current layout from `shown`, with their views and classes.
     private mutating func takeLeaving(_ items: [Int]) -> [LeavingItem] {
-        items.compactMap { item in
-            shown.removeValue(forKey: item).map {
-                LeavingItem(item: item, view: $0, reuseClass: layout.poolClass(of: item), poolItem: item)
-            }
+        var taken: [LeavingItem] = []
+        taken.reserveCapacity(items.count)
+        for item in items {
+            guard let view = shown.removeValue(forKey: item) else { continue }
+            taken.append(LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item))
         }
+        return taken
     }
 
     /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
@@ -374,45 +387,64 @@ public struct ViewportSession: Sendable {
     mutating func makePlan(leaving: [LeavingItem], entering: [Int], offset: Point) -> Plan {
         let seq = sequence.seq
         var plan = Plan(seq: seq, offset: offset)
+        // The classes this plan pooled into, for the caps (nothing to track without caps).
+        let capped = pools.hasCaps
         var touchedClasses: [Int] = []
         for leave in leaving {
             guard let c = leave.reuseClass else { continue }
             pools.put(view: leave.view, lastItem: leave.poolItem, reuseClass: c, pooledAt: seq)
-            if !touchedClasses.contains(c) { touchedClasses.append(c) }
+            if capped && !touchedClasses.contains(c) { touchedClasses.append(c) }
         }
 
         // Entering: their own last view first, then the newest pooled view, else a new view.
-        // `assigned[k]` is nil until entering item k has a view.
-        var assigned = [EnteringView?](repeating: nil, count: entering.count)
-        if !pools.isEmpty {
+        // `assigned[k]` is nil until entering item k has a view. On the stack, and every list of
+        // the plan allocated once at its final size: a jump's plan is small, and its allocations
+        // were a good part of its cost.
+        withUnsafeTemporaryAllocation(of: EnteringView?.self, capacity: entering.count) { assigned in
+            assigned.initialize(repeating: nil)
+            if !pools.isEmpty {
+                for (k, item) in entering.enumerated() {
+                    guard let c = layout.poolClass(of: item), let view = pools.takeView(lastShowing: item, reuseClass: c) else { continue }
+                    assigned[k] = EnteringView(view: view, reused: true, rebind: false)
+                }
+            }
+            var reusedCount = 0
             for (k, item) in entering.enumerated() {
-                guard let c = layout.poolClass(of: item), let view = pools.takeView(lastShowing: item, reuseClass: c) else { continue }
-                assigned[k] = EnteringView(view: view, reused: true, rebind: false)
+                if assigned[k] == nil {
+                    if let c = layout.poolClass(of: item), let entry = pools.takeNewest(reuseClass: c) {
+                        assigned[k] = EnteringView(view: entry.view, reused: true, rebind: entry.lastItem != item)
+                    } else {
+                        assigned[k] = EnteringView(view: handles.make(), reused: false, rebind: true)
+                    }
+                }
+                if assigned[k]?.reused == true { reusedCount += 1 }
             }
-        }
-        for (k, item) in entering.enumerated() where assigned[k] == nil {
-            if let c = layout.poolClass(of: item), let entry = pools.takeNewest(reuseClass: c) {
-                assigned[k] = EnteringView(view: entry.view, reused: true, rebind: entry.lastItem != item)
-            } else {
-                assigned[k] = EnteringView(view: handles.make(), reused: false, rebind: true)
+            plan.reuse.reserveCapacity(reusedCount)
+            plan.create.reserveCapacity(entering.count - reusedCount)
+            for (k, item) in entering.enumerated() {
+                guard let a = assigned[k] else { continue }
+                shown[item] = a.view
+                if a.reused {
+                    plan.reuse.append(ReuseEntry(item: item, view: a.view, rebind: a.rebind))
+                    if !a.rebind { stats.rebindFree += 1 }
+                } else {
+                    plan.create.append(PlanEntry(item: item, view: a.view))
+                }
             }
-        }
-        for (k, item) in entering.enumerated() {
-            guard let a = assigned[k] else { continue }
-            shown[item] = a.view
-            if a.reused {
-                plan.reuse.append(ReuseEntry(item: item, view: a.view, rebind: a.rebind))
-                if !a.rebind { stats.rebindFree += 1 }
-            } else {
-                plan.create.append(PlanEntry(item: item, view: a.view))
-            }
+            assigned.deinitialize()
         }
 
         // Caps apply once the plan is applied: drop the oldest views this plan pooled.
-        let cappedViews = pools.trim(touchedClasses, pooledAt: seq)
+        let cappedViews = touchedClasses.isEmpty ? [] : pools.trim(touchedClasses, pooledAt: seq)
+        var discardCount = 0
+        for leave in leaving where leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view)) {
+            discardCount += 1
+        }
+        plan.discard.reserveCapacity(discardCount)
+        plan.recycle.reserveCapacity(leaving.count - discardCount)
         for leave in leaving {
             let entry = PlanEntry(item: leave.item, view: leave.view)
-            if leave.reuseClass == nil || cappedViews.contains(leave.view) {
+            if leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view)) {
                 plan.discard.append(entry)
             } else {
                 plan.recycle.append(entry)
