@@ -39,20 +39,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The generator of scripts/load.sh (gen_layout).
-python3 - "$items" "$work/layout.json" <<'EOF'
-import sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    f.write('{"items":[')
-    chunk = 100000
-    for start in range(0, n, chunk):
-        f.write(",".join('{"id":"%d","rect":[0,%d,375,50],"reuse":"row"}' % (i, 50 * i)
-                         for i in range(start, min(n, start + chunk))))
-        if start + chunk < n:
-            f.write(",")
-    f.write(']}')
-EOF
+# The list of scripts/load.sh.
+python3 "$repo_root/scripts/gen-list-layout.py" "$items" "$work/layout.json"
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'

@@ -203,19 +203,7 @@ fi
 # --- layout --------------------------------------------------------------------------------
 # A vertical list: item i is [0, 50 i, 375, 50], reuse "row"; 375x667 viewport, buffer 20.
 gen_layout() {  # gen_layout N FILE
-    python3 - "$1" "$2" <<'EOF'
-import sys
-n, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "w") as f:
-    f.write('{"items":[')
-    chunk = 100000
-    for start in range(0, n, chunk):
-        f.write(",".join('{"id":"%d","rect":[0,%d,375,50],"reuse":"row"}' % (i, 50 * i)
-                         for i in range(start, min(n, start + chunk))))
-        if start + chunk < n:
-            f.write(",")
-    f.write(']}')
-EOF
+    python3 "$repo_root/scripts/gen-list-layout.py" "$1" "$2"
 }
 json_field() {  # json_field FILE KEY
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
