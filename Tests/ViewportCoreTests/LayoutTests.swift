@@ -81,6 +81,33 @@ struct LayoutTests {
         }
     }
 
+    /// Reuse classes are kept uniform (no storage), one byte each, or four bytes each
+    /// (`ReuseClassStore`): in every form each item reads back its own identifier, -1 (never
+    /// reused) included, across the switch from one form to the next, and equal layouts stay
+    /// identical.
+    @Test(arguments: ["uniform", "narrow", "wide", "late wide"])
+    func reuseClassesComeBackInEveryStorageForm(form: String) throws {
+        let n = 2000
+        func reuse(_ k: Int) -> String? {
+            switch form {
+            case "uniform": return "row"
+            case "narrow": return k % 11 == 3 ? nil : "c\(k % 7)"
+            case "wide": return "c\(k % 300)"
+            default: return k < 1500 ? (k % 13 == 0 ? nil : "c\(k % 5)") : "c\(k)"
+            }
+        }
+        let specs = (0..<n).map { ItemSpec(id: "i\($0)", rect: Rect(x: 0, y: Double($0) * 10, width: 100, height: 10), reuse: reuse($0)) }
+        let layout = try makeLayout(specs)
+        for k in 0..<n {
+            #expect(layout.reuseName(of: k) == reuse(k), "item \(k)")
+            #expect((layout.reuseClass(of: k) == -1) == (reuse(k) == nil), "item \(k)")
+        }
+        #expect(try makeLayout(specs).isIdentical(to: layout))
+        var other = specs
+        other[n - 1].reuse = other[n - 1].reuse == "row" ? "cell" : "row"
+        #expect(try !makeLayout(other).isIdentical(to: layout))
+    }
+
     /// Rects are kept as `Float`s while every coordinate is exact in `Float`, else as `Double`s
     /// (`RectStore`): either way each rect comes back bit for bit, and the index finds what a
     /// brute force finds.

@@ -46,6 +46,11 @@ import ViewportTestSupport
         out.append(("list with a tall item", tall, false))
         // Out of order along both axes; an R-tree.
         out.append(("reversed list", (0..<3_000).reversed().map { Rect(x: 0, y: Double($0) * 44, width: 375, height: 44) }, false))
+        // Short lists around 16 and 32 entries (a cache line of the sorted run's reach array):
+        // the binary search's first and last steps.
+        for n in [2, 15, 16, 17, 31, 32, 33, 257] {
+            out.append(("list of \(n)", (0..<n).map { Rect(x: 0, y: Double($0) * 44, width: 375, height: Double($0 % 3) * 22) }, true))
+        }
         out.append(("empty", [], true))
         out.append(("one item", [Rect(x: 3, y: 4, width: 5, height: 6)], true))
         return out

@@ -18,7 +18,7 @@ public final class Layout: Sendable {
     /// a stack item's uid is its position in this table.
     let ids: ItemIDTable
     let explicitRects: RectStore
-    let reuseClasses: ContiguousArray<Int32>
+    let reuseClasses: ReuseClassStore
     /// Runs of explicit items and generated sections in layout order; empty when every item is
     /// explicit.
     let segments: [LayoutSegment]
@@ -65,7 +65,7 @@ public final class Layout: Sendable {
     let fixedEdgesCache: AxisSummaryCache
 
     init(
-        ids: ItemIDTable, rects: RectStore, reuseClasses: ContiguousArray<Int32>, segments: [LayoutSegment],
+        ids: ItemIDTable, rects: RectStore, reuseClasses: ReuseClassStore, segments: [LayoutSegment],
         stacks: [LayoutStack] = [], placedSections: [PlacedSection] = [], stickyItems: [Int], reuseNames: [String], contentSize: Size,
         hasExplicitContentSize: Bool, digest: String, index: SpatialIndex?, geometry: SectionGeometry? = nil,
         overlay: IDOverlay = IDOverlay(), fixedEdgesCache: AxisSummaryCache? = nil, axis: Axis = .y,
@@ -418,7 +418,7 @@ public final class Layout: Sendable {
 
     /// Approximate bytes held by this layout and its index (a stack's tree not counted).
     public var memoryBytes: Int {
-        ids.memoryBytes + explicitRects.memoryBytes + reuseClasses.capacity * 4 + index.memoryBytes
+        ids.memoryBytes + explicitRects.memoryBytes + reuseClasses.memoryBytes + index.memoryBytes
     }
 
     /// Sticky items (explicit ones as given, and those of placed sections) by their leading edge

@@ -6,7 +6,7 @@ import Crypto
 public struct LayoutBuilder: Sendable {
     private var ids = ItemIDTable()
     private var rects = RectStore()
-    private var reuseClasses = ContiguousArray<Int32>()
+    private var reuseClasses = ReuseClassStore()
     private var reuseNames: [String] = []
     private var reuseLookup: [String: Int32] = [:]
     private var lastReuse: (name: String, reuseClass: Int32)?
@@ -191,7 +191,7 @@ public struct LayoutBuilder: Sendable {
         guard items.count <= maxItems - count else { throw .tooManyItems(count: count + items.count, limit: maxItems) }
         let storageStart = ids.count
         var relative = RectStore()
-        var classes = ContiguousArray<Int32>()
+        var classes = ReuseClassStore()
         var stickyIndices: [Int] = []
         relative.reserveCapacity(items.count)
         for (k, item) in items.enumerated() {

@@ -12,7 +12,7 @@ struct PlacedSection: Sendable {
     let id: String?
     var origin: Point
     let rects: RectStore
-    let reuseClasses: ContiguousArray<Int32>
+    let reuseClasses: ReuseClassStore
     /// Sticky items, by index in the section.
     let sticky: [Int]
     /// The ids of its items are the layout's id table entries `storageStart ..< storageStart + count`.
@@ -20,7 +20,7 @@ struct PlacedSection: Sendable {
     let index: SpatialIndex
     let relativeFar: Point
 
-    init(id: String?, origin: Point, rects: RectStore, reuseClasses: ContiguousArray<Int32>, sticky: [Int], storageStart: Int) {
+    init(id: String?, origin: Point, rects: RectStore, reuseClasses: ReuseClassStore, sticky: [Int], storageStart: Int) {
         self.id = id
         self.origin = origin
         self.rects = rects
