@@ -230,12 +230,15 @@ final class SharedSessionStore: SessionRepository {
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which does not answer; retry after its lease ends", retryAfter: retryAfter)
                 }
                 let released: Bool
+                let waitStarted = Monotonic.nanoseconds()
                 do {
                     released = try store.awaitHandover(replyKey: replyKey)
                 } catch {
+                    logger.warning("session \(id): waiting for instance \(owner) to hand it over failed after \((Monotonic.nanoseconds() - waitStarted) / 1_000_000) ms: \(error)")
                     throw error.problem
                 }
                 guard released else {
+                    logger.warning("session \(id): instance \(owner) did not hand it over within \((Monotonic.nanoseconds() - waitStarted) / 1_000_000) ms (lease \(left) ms left)")
                     suspect(owner)
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends", retryAfter: retryAfter)
                 }
@@ -535,6 +538,12 @@ final class SharedSessionStore: SessionRepository {
     /// Another instance asks for a session: write it and release it (one script, which also
     /// answers the asker), unless it is not this instance's to give.
     func handOver(_ id: String, replyKey: String) {
+        // The asker waits up to `store.handoverWait`: say when half of it went here.
+        let asked = Monotonic.nanoseconds()
+        defer {
+            let took = (Monotonic.nanoseconds() - asked) / 1_000_000
+            if Double(took) >= store.handoverWait * 500 { logger.warning("session \(id): handing it over took \(took) ms") }
+        }
         // The gate: a request of this instance taking the session over (or just took it and is
         // applying its update) finishes first.
         gates.withLock(id) {
