@@ -36,6 +36,8 @@ final class SharedSessionStore: SessionRepository {
     let running = Atomic<Bool>(false)
     /// Answering handover requests: until shutdown has released every session.
     let listening = Atomic<Bool>(false)
+    /// Whether the listener's thread runs (it may be answering a request it took).
+    let listenerRunning = Atomic<Bool>(false)
     private let lastRenewScan = Atomic<Int64>(0)
     /// Owners that did not hand a session over in time, until when (monotonic ns): requests for
     /// their sessions answer 503 at once instead of waiting again.
@@ -388,7 +390,11 @@ final class SharedSessionStore: SessionRepository {
         }
         writer.name = "viewportd-store-writer"
         let listener = HandoverListener(sessions: self)
-        let listenerThread = Thread { listener.run() }
+        listenerRunning.store(true, ordering: .sequentiallyConsistent)
+        let listenerThread = Thread {
+            listener.run()
+            self.listenerRunning.store(false, ordering: .sequentiallyConsistent)
+        }
         listenerThread.name = "viewportd-handover"
         writer.start()
         listenerThread.start()
@@ -478,7 +484,8 @@ final class SharedSessionStore: SessionRepository {
     }
 
     /// Hands every session over: written and released in pipelines (a few tries while the store
-    /// answers), then this instance's heartbeat ends.
+    /// answers), then this instance's heartbeat ends and every handover request still in its
+    /// inbox is answered.
     func shutdown() {
         guard running.exchange(false, ordering: .relaxed) else { return }
         // Let a round in progress finish: its writes must not land after the releases.
@@ -528,9 +535,36 @@ final class SharedSessionStore: SessionRepository {
         if !remaining.isEmpty {
             logger.error("shutdown: \(remaining.count) session(s) could not be written to the shared store; their changes since the last write are lost")
         }
-        listening.store(false, ordering: .relaxed)
+        // Without this instance's heartbeat an asker no longer asks it (it takes a session this
+        // instance could not release at once), so no request reaches the inbox from now on.
         store.endHeartbeat()
+        answerLeftoverHandoverRequests()
         logger.info("shutdown: sessions handed over to the shared store")
+    }
+
+    /// Stops the listener and answers every handover request still in the inbox. An instance
+    /// that asked while a session was still held here (its release had not landed yet) waits
+    /// for an answer, and the listener takes one request at a time: unanswered, the asker would
+    /// time out and answer 503 for a session that is free.
+    private func answerLeftoverHandoverRequests() {
+        listening.store(false, ordering: .sequentiallyConsistent)
+        if listenerRunning.load(ordering: .sequentiallyConsistent) {
+            // Woken from its wait, it finishes the request it may have taken and ends.
+            store.wakeListener()
+            let bound = HandoverListener.wait + 2 * store.pool.commandTimeout + store.handoverWait
+            let deadline = Monotonic.nanoseconds() + Int64(bound * 1e9)
+            while listenerRunning.load(ordering: .sequentiallyConsistent) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
+        }
+        let left: [(session: String, replyKey: String)]
+        do {
+            left = try store.takeHandoverRequests()
+        } catch {
+            logger.warning("shutdown: the handover requests left could not be read (\(error)); their askers time out and answer 503")
+            return
+        }
+        // Released sessions are no longer here: each asker is told to look again and finds it
+        // free; one this instance still holds (its release failed) gets one more try.
+        for (session, replyKey) in left { handOver(session, replyKey: replyKey) }
     }
 
     // MARK: Handover
