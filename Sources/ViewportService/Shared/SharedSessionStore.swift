@@ -382,8 +382,14 @@ final class SharedSessionStore: SessionRepository {
         let writer = Thread { [self] in
             while running.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: flushInterval)
-                guard running.load(ordering: .relaxed) else { break }
-                flushDone.withLock { $0 = false }
+                // Checked and marked under one lock: a shutdown that found no round in progress
+                // (and releases the sessions) never sees one start after that.
+                let proceed = flushDone.withLock { done in
+                    guard running.load(ordering: .sequentiallyConsistent) else { return false }
+                    done = false
+                    return true
+                }
+                guard proceed else { break }
                 flushOnce()
                 flushDone.withLock { $0 = true }
             }
@@ -487,8 +493,9 @@ final class SharedSessionStore: SessionRepository {
     /// answers), then this instance's heartbeat ends and every handover request still in its
     /// inbox is answered.
     func shutdown() {
-        guard running.exchange(false, ordering: .relaxed) else { return }
-        // Let a round in progress finish: its writes must not land after the releases.
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        // Let a round in progress finish: its writes must not land after the releases (nor its
+        // heartbeat after the heartbeat ends: askers would wait for this instance again).
         let deadline = Monotonic.nanoseconds() + 5_000_000_000
         while !flushDone.withLock({ $0 }) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
         var remaining = local.allHandles
