@@ -152,10 +152,10 @@ struct ProcessClusterTests {
         #expect(all.count == sessions.count)
         #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
         #expect(all.map(\.conflicts).reduce(0, +) == 0)
-        // A 503 with Retry-After (retried by the client, as a proxy would) was seen 3 times in
-        // 2,070 updates in one CI run of three, while the drained instance handed its sessions
-        // over: allowed up to 1 % of the updates until its cause is found (see the stop note).
-        #expect(all.map(\.unavailable).reduce(0, +) * 100 <= max(applied, 100), "503s from the store")
+        // No 503 from the store either: every session is free or handed over at once (a request
+        // that reached the stopping instance's inbox while it released is answered, not left to
+        // time out).
+        #expect(all.map(\.unavailable).reduce(0, +) == 0, "503s from the store: \(all.flatMap(\.unavailableDetails).prefix(3))")
         #expect(all.allSatisfy { $0.applied > 5 && $0.failover != nil }, "every session continued on the other instance")
         b.process.stop()
         redis.stop()
