@@ -236,10 +236,32 @@ final class RedisStateStore: Sendable {
             health.record(ok: false)
             throw StoreFailure(operation: "inbox", error: error)
         }
-        guard let text = reply.array?.last?.text else { return nil }
-        let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
+        return reply.array?.last?.text.flatMap(Self.handoverRequest)
+    }
+
+    /// An inbox entry as a handover request: `<session> <reply key>` (nil for anything else,
+    /// such as the marker ``wakeListener()`` pushes).
+    static func handoverRequest(_ entry: String) -> (session: String, replyKey: String)? {
+        let parts = entry.split(separator: " ", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return nil }
         return (parts[0], parts[1])
+    }
+
+    /// Wakes this instance's listener from its wait with an entry that is not a request.
+    func wakeListener() {
+        _ = try? timed("inbox") { () throws(RedisError) in try pool.send(RedisCommand("RPUSH", keys.inbox(instance), "wake")) }
+    }
+
+    /// Takes every request left in this instance's inbox at once, without waiting.
+    func takeHandoverRequests() throws(StoreFailure) -> [(session: String, replyKey: String)] {
+        let inbox = keys.inbox(instance)
+        let replies = try timed("inbox") { () throws(RedisError) in
+            try pool.pipeline([RedisCommand("MULTI"), RedisCommand("LRANGE", inbox, 0, -1), RedisCommand("DEL", inbox), RedisCommand("EXEC")])
+        }
+        guard let entries = replies.last?.array?.first?.array else {
+            throw StoreFailure(operation: "inbox", error: .unexpected("\(replies)"))
+        }
+        return entries.compactMap { $0.text.flatMap(Self.handoverRequest) }
     }
 
     /// A new unguessable reply key.

@@ -36,6 +36,8 @@ final class SharedSessionStore: SessionRepository {
     let running = Atomic<Bool>(false)
     /// Answering handover requests: until shutdown has released every session.
     let listening = Atomic<Bool>(false)
+    /// Whether the listener's thread runs (it may be answering a request it took).
+    let listenerRunning = Atomic<Bool>(false)
     private let lastRenewScan = Atomic<Int64>(0)
     /// Owners that did not hand a session over in time, until when (monotonic ns): requests for
     /// their sessions answer 503 at once instead of waiting again.
@@ -230,12 +232,15 @@ final class SharedSessionStore: SessionRepository {
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which does not answer; retry after its lease ends", retryAfter: retryAfter)
                 }
                 let released: Bool
+                let waitStarted = Monotonic.nanoseconds()
                 do {
                     released = try store.awaitHandover(replyKey: replyKey)
                 } catch {
+                    logger.warning("session \(id): waiting for instance \(owner) to hand it over failed after \((Monotonic.nanoseconds() - waitStarted) / 1_000_000) ms: \(error)")
                     throw error.problem
                 }
                 guard released else {
+                    logger.warning("session \(id): instance \(owner) did not hand it over within \((Monotonic.nanoseconds() - waitStarted) / 1_000_000) ms (lease \(left) ms left)")
                     suspect(owner)
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends", retryAfter: retryAfter)
                 }
@@ -377,15 +382,25 @@ final class SharedSessionStore: SessionRepository {
         let writer = Thread { [self] in
             while running.load(ordering: .relaxed) {
                 Thread.sleep(forTimeInterval: flushInterval)
-                guard running.load(ordering: .relaxed) else { break }
-                flushDone.withLock { $0 = false }
+                // Checked and marked under one lock: a shutdown that found no round in progress
+                // (and releases the sessions) never sees one start after that.
+                let proceed = flushDone.withLock { done in
+                    guard running.load(ordering: .sequentiallyConsistent) else { return false }
+                    done = false
+                    return true
+                }
+                guard proceed else { break }
                 flushOnce()
                 flushDone.withLock { $0 = true }
             }
         }
         writer.name = "viewportd-store-writer"
         let listener = HandoverListener(sessions: self)
-        let listenerThread = Thread { listener.run() }
+        listenerRunning.store(true, ordering: .sequentiallyConsistent)
+        let listenerThread = Thread {
+            listener.run()
+            self.listenerRunning.store(false, ordering: .sequentiallyConsistent)
+        }
         listenerThread.name = "viewportd-handover"
         writer.start()
         listenerThread.start()
@@ -475,10 +490,12 @@ final class SharedSessionStore: SessionRepository {
     }
 
     /// Hands every session over: written and released in pipelines (a few tries while the store
-    /// answers), then this instance's heartbeat ends.
+    /// answers), then this instance's heartbeat ends and every handover request still in its
+    /// inbox is answered.
     func shutdown() {
-        guard running.exchange(false, ordering: .relaxed) else { return }
-        // Let a round in progress finish: its writes must not land after the releases.
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        // Let a round in progress finish: its writes must not land after the releases (nor its
+        // heartbeat after the heartbeat ends: askers would wait for this instance again).
         let deadline = Monotonic.nanoseconds() + 5_000_000_000
         while !flushDone.withLock({ $0 }) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
         var remaining = local.allHandles
@@ -525,9 +542,36 @@ final class SharedSessionStore: SessionRepository {
         if !remaining.isEmpty {
             logger.error("shutdown: \(remaining.count) session(s) could not be written to the shared store; their changes since the last write are lost")
         }
-        listening.store(false, ordering: .relaxed)
+        // Without this instance's heartbeat an asker no longer asks it (it takes a session this
+        // instance could not release at once), so no request reaches the inbox from now on.
         store.endHeartbeat()
+        answerLeftoverHandoverRequests()
         logger.info("shutdown: sessions handed over to the shared store")
+    }
+
+    /// Stops the listener and answers every handover request still in the inbox. An instance
+    /// that asked while a session was still held here (its release had not landed yet) waits
+    /// for an answer, and the listener takes one request at a time: unanswered, the asker would
+    /// time out and answer 503 for a session that is free.
+    private func answerLeftoverHandoverRequests() {
+        listening.store(false, ordering: .sequentiallyConsistent)
+        if listenerRunning.load(ordering: .sequentiallyConsistent) {
+            // Woken from its wait, it finishes the request it may have taken and ends.
+            store.wakeListener()
+            let bound = HandoverListener.wait + 2 * store.pool.commandTimeout + store.handoverWait
+            let deadline = Monotonic.nanoseconds() + Int64(bound * 1e9)
+            while listenerRunning.load(ordering: .sequentiallyConsistent) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
+        }
+        let left: [(session: String, replyKey: String)]
+        do {
+            left = try store.takeHandoverRequests()
+        } catch {
+            logger.warning("shutdown: the handover requests left could not be read (\(error)); their askers time out and answer 503")
+            return
+        }
+        // Released sessions are no longer here: each asker is told to look again and finds it
+        // free; one this instance still holds (its release failed) gets one more try.
+        for (session, replyKey) in left { handOver(session, replyKey: replyKey) }
     }
 
     // MARK: Handover
@@ -535,6 +579,12 @@ final class SharedSessionStore: SessionRepository {
     /// Another instance asks for a session: write it and release it (one script, which also
     /// answers the asker), unless it is not this instance's to give.
     func handOver(_ id: String, replyKey: String) {
+        // The asker waits up to `store.handoverWait`: say when half of it went here.
+        let asked = Monotonic.nanoseconds()
+        defer {
+            let took = (Monotonic.nanoseconds() - asked) / 1_000_000
+            if Double(took) >= store.handoverWait * 500 { logger.warning("session \(id): handing it over took \(took) ms") }
+        }
         // The gate: a request of this instance taking the session over (or just took it and is
         // applying its update) finishes first.
         gates.withLock(id) {
