@@ -184,14 +184,15 @@ struct RequestStateMachine {
 
     /// The final call: the body (if any) is complete.
     mutating func bodyEnded() -> Action {
-        let current = state
-        state = .done
-        switch current {
+        // Moved out (swap), not copied: a copy retained the payload and destroyed it twice.
+        var current = State.done
+        swap(&current, &state)
+        switch consume current {
         case .respond(let response):
             return .queue(response)
         case .collect(_, let onBody):
-            let body = buffer
-            buffer = []
+            var body: [UInt8] = []
+            swap(&body, &buffer)
             let response = onBody(body)
             releaseBody()
             return .queue(response)
@@ -271,8 +272,8 @@ struct RequestStateMachine {
     /// `finish(truncated: true)`, a WebSocket that was never upgraded `closed()`, and the body
     /// budget goes back. Returns whether the request was counted in flight.
     mutating func completed() -> Bool {
-        let current = state
-        state = .done
+        var current = State.done
+        swap(&current, &state)
         if case .stream(_, let sink, _) = current {
             _ = sink.finish(truncated: true)
         }
