@@ -21,10 +21,6 @@ struct ReuseClassStore: RandomAccessCollection, Equatable, Sendable {
 
     init() {}
 
-    init<S: Sequence<Int32>>(_ classes: S) {
-        for c in classes { append(c) }
-    }
-
     var startIndex: Int { 0 }
     var endIndex: Int { count }
 
@@ -42,7 +38,7 @@ struct ReuseClassStore: RandomAccessCollection, Equatable, Sendable {
 
     mutating func reserveCapacity(_ n: Int) {
         switch form {
-        case .uniform: break  // a uniform store allocates nothing; the first other class reserves
+        case .uniform: break  // nothing to reserve; once a second class appears the array grows by doubling
         case .narrow: narrow.reserveCapacity(n)
         case .wide: wide.reserveCapacity(n)
         }

@@ -13,7 +13,8 @@ extension ViewportSession {
         guard let loop else { return layout.items(in: region) }
         var found: [Int] = []
         loop.forEachItem(in: region, layout: layout) { found.append($0) }
-        return Self.sortedUnique(found)
+        Self.sortUnique(&found)
+        return found
     }
 
     /// Items in `a` but not in `b`, in layout order.

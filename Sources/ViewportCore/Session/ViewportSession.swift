@@ -305,12 +305,6 @@ public struct ViewportSession: Sendable {
         return (leaving, entering)
     }
 
-    static func sortedUnique(_ items: [Int]) -> [Int] {
-        var found = items
-        sortUnique(&found)
-        return found
-    }
-
     /// Sorts `found` and drops repeated items, in place (a copy of a shared array would cost an
     /// allocation per query).
     static func sortUnique(_ found: inout [Int]) {

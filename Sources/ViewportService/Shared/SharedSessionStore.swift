@@ -496,8 +496,7 @@ final class SharedSessionStore: SessionRepository {
         guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
         // Let a round in progress finish: its writes must not land after the releases (nor its
         // heartbeat after the heartbeat ends: askers would wait for this instance again).
-        let deadline = Monotonic.nanoseconds() + 5_000_000_000
-        while !flushDone.withLock({ $0 }) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
+        Self.wait(atMost: 5) { !flushDone.withLock({ $0 }) }
         var remaining = local.allHandles
         for attempt in 0..<5 where !remaining.isEmpty {
             if attempt > 0 { usleep(200_000) }
@@ -558,9 +557,9 @@ final class SharedSessionStore: SessionRepository {
         if listenerRunning.load(ordering: .sequentiallyConsistent) {
             // Woken from its wait, it finishes the request it may have taken and ends.
             store.wakeListener()
-            let bound = HandoverListener.wait + 2 * store.pool.commandTimeout + store.handoverWait
-            let deadline = Monotonic.nanoseconds() + Int64(bound * 1e9)
-            while listenerRunning.load(ordering: .sequentiallyConsistent) && Monotonic.nanoseconds() < deadline { usleep(1_000) }
+            Self.wait(atMost: HandoverListener.wait + 2 * store.pool.commandTimeout + store.handoverWait) {
+                listenerRunning.load(ordering: .sequentiallyConsistent)
+            }
         }
         let left: [(session: String, replyKey: String)]
         do {
@@ -572,6 +571,12 @@ final class SharedSessionStore: SessionRepository {
         // Released sessions are no longer here: each asker is told to look again and finds it
         // free; one this instance still holds (its release failed) gets one more try.
         for (session, replyKey) in left { handOver(session, replyKey: replyKey) }
+    }
+
+    /// Polls `condition` every millisecond while it holds, for at most `seconds`.
+    private static func wait(atMost seconds: Double, while condition: () -> Bool) {
+        let deadline = Monotonic.nanoseconds() + Int64(seconds * 1e9)
+        while condition() && Monotonic.nanoseconds() < deadline { usleep(1_000) }
     }
 
     // MARK: Handover
@@ -593,10 +598,7 @@ final class SharedSessionStore: SessionRepository {
                 return
             }
             // Being released by shutdown: answer once that is done (the asker then finds it free).
-            let deadline = Monotonic.nanoseconds() + Int64(store.handoverWait * 1e9)
-            while handle.state.withLock({ $0.ownership.phase == .handingOver }) && Monotonic.nanoseconds() < deadline {
-                usleep(1_000)
-            }
+            Self.wait(atMost: store.handoverWait) { handle.state.withLock { $0.ownership.phase == .handingOver } }
             handle.state.withLock { state in
                 let action = state.ownership.handoverRequested(
                     now: Monotonic.nanoseconds(), highestHandle: state.session.nextHandle - 1, block: store.handleBlock)
