@@ -1,5 +1,5 @@
 import Testing
-import ViewportCore
+@testable import ViewportCore
 import ViewportTestSupport
 
 /// `IntMap` against `Dictionary` under random inserts, overwrites and removals, with keys drawn
@@ -41,6 +41,44 @@ import ViewportTestSupport
         }
     }
 
+    /// Narrow slots hold keys below 2^32 − 1 and values below 2^32; the first pair that does not
+    /// fit (at any point of the map's life) moves every entry to wide slots, where they all stay
+    /// exact; keys too large for narrow slots are absent from a narrow map, not truncated.
+    @Test(arguments: [0, 1, 500, 3_000])
+    func aPairTooWideForNarrowSlotsWidensTheMap(after steps: Int) {
+        var generator = SeededRandom(seed: UInt64(steps) &+ 7)
+        var map = IntMap()
+        var reference: [Int: Int] = [:]
+        let edges = [0xffff_fffe, 0xffff_ffff, 1 << 32, Int.max]
+        for key in edges { #expect(map[key] == nil && map.removeValue(forKey: key) == nil) }
+        for step in 0..<6_000 {
+            let key: Int
+            let value: Int
+            if step == steps {
+                // Alternately a key and a value that do not fit; the edge that does fit first.
+                map[0xffff_fffe] = 0xffff_ffff
+                reference[0xffff_fffe] = 0xffff_ffff
+                (key, value) = steps % 2 == 0 ? (0xffff_ffff, 1) : (5, 1 << 32)
+            } else {
+                (key, value) = (Int(generator.next() % 2_000), Int(generator.next() % 1_000_000))
+            }
+            if step != steps, generator.next() % 4 == 0 {
+                #expect(map.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            } else {
+                map[key] = value
+                reference[key] = value
+            }
+            #expect(map[key] == reference[key])
+            if step % 499 == 0 || step == steps {
+                #expect(map.count == reference.count)
+                for (k, v) in reference { #expect(map[k] == v) }
+                for key in edges { #expect(map[key] == reference[key]) }
+            }
+        }
+        #expect(Dictionary(uniqueKeysWithValues: map.map { ($0.key, $0.value) }) == reference)
+        #expect(map.keys.sorted() == reference.keys.sorted())
+    }
+
     @Test func copiesAreIndependent() {
         var a = IntMap()
         a[1] = 10
@@ -49,5 +87,23 @@ import ViewportTestSupport
         b[2] = 30
         #expect(a[1] == 10 && a[2] == nil && a.count == 1)
         #expect(b[1] == 20 && b[2] == 30 && b.count == 2)
+    }
+
+    /// The same-item key is one to one over items and classes below 2^31, and narrow (below
+    /// 2^32 − 1) for the first 16 M items of the first 255 classes.
+    @Test func pooledItemKeysRoundTripAndStayNarrowWhereTheyCan() {
+        let items = [0, 1, 255, 256, (1 << 24) - 1, 1 << 24, (1 << 31) - 1]
+        let classes = [0, 1, 254, 255, 256, 65_535, (1 << 31) - 1]
+        var seen = Set<Int>()
+        for item in items {
+            for reuseClass in classes {
+                let packed = PooledItemKey(item: item, reuseClass: reuseClass).packed
+                #expect(packed >= 0)
+                #expect(seen.insert(packed).inserted)
+                let back = PooledItemKey(packed: packed)
+                #expect(back.item == item && back.reuseClass == reuseClass)
+                #expect((packed < 0xffff_ffff) == (item < 1 << 24 && reuseClass < 255))
+            }
+        }
     }
 }

@@ -5,6 +5,12 @@
 /// Keys are mixed with a per-process random seed before the murmur3 finalizer, so a client that
 /// chooses item positions cannot predict which keys collide. It replaced `Dictionary<Int, Int>`
 /// on the update path, where SipHash was ~8 % of a request's CPU (`viewport-bench 10 service-load`).
+///
+/// Slots are 8 bytes (a 32-bit key and a 32-bit value in one word) while every key is below
+/// 2^32 − 1 and every value in 0..<2^32, as item positions and view handles are in practice; the
+/// first pair that does not fit moves the map to 16-byte slots for good. A session holds two of
+/// these maps, and the narrow slots take ~380 bytes off a session with ~15 items shown and a few
+/// views pooled (`viewport-bench 0 session-memory`).
 package struct IntMap: Sendable, Sequence {
     package struct Slot: Sendable {
         /// -1 when empty.
@@ -12,34 +18,68 @@ package struct IntMap: Sendable, Sequence {
         package var value: Int
     }
 
-    private var slots: [Slot] = []
+    /// Narrow slots: key in the high half, value in the low half; all ones in the high half is
+    /// empty. Empty once the map is wide.
+    private var narrow: [UInt64] = []
+    /// Wide slots, empty while the map is narrow (a wide table is never empty: 16 slots at least).
+    private var wide: [Slot] = []
     /// Number of keys.
     package private(set) var count = 0
 
     private static let seed = UInt64.random(in: .min ... .max)
+    private static let emptyNarrow = UInt64.max
+    private static let minimumCapacity = 16
 
     package init() {}
 
     package var isEmpty: Bool { count == 0 }
 
-    /// - Complexity: O(1) expected.
     @inline(__always)
-    private func home(of key: Int) -> Int {
-        var h = UInt64(bitPattern: Int64(key)) ^ Self.seed
+    private var isWide: Bool { !wide.isEmpty }
+
+    @inline(__always)
+    private static func fitsNarrow(_ key: Int, _ value: Int) -> Bool {
+        UInt(bitPattern: key) < 0xffff_ffff && UInt(bitPattern: value) <= 0xffff_ffff
+    }
+
+    /// - Complexity: O(1).
+    @inline(__always)
+    private static func home(of key: Int, mask: Int) -> Int {
+        var h = UInt64(bitPattern: Int64(key)) ^ seed
         h ^= h >> 33
         h &*= 0xff51_afd7_ed55_8ccd
         h ^= h >> 33
         h &*= 0xc4ce_b9fe_1a85_ec53
         h ^= h >> 33
-        return Int(truncatingIfNeeded: h) & (slots.count - 1)
+        return Int(truncatingIfNeeded: h) & mask
     }
 
-    /// The slot holding `key`, or nil.
     @inline(__always)
-    private func find(_ key: Int) -> Int? {
-        guard count > 0 else { return nil }
+    fileprivate static func narrowKey(_ slot: UInt64) -> Int {
+        let k = slot >> 32
+        return k == 0xffff_ffff ? -1 : Int(k)
+    }
+
+    /// The slot index holding `key` in `slots`, or nil.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    private static func find(_ key: Int, in slots: [UInt64]) -> Int? {
         let mask = slots.count - 1
-        var i = home(of: key)
+        var i = home(of: key, mask: mask)
+        while true {
+            let k = narrowKey(slots[i])
+            if k == key { return i }
+            if k < 0 { return nil }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// The slot index holding `key` in `slots`, or nil.
+    /// - Complexity: O(1) expected.
+    @inline(__always)
+    private static func find(_ key: Int, in slots: [Slot]) -> Int? {
+        let mask = slots.count - 1
+        var i = home(of: key, mask: mask)
         while true {
             let k = slots[i].key
             if k == key { return i }
@@ -51,7 +91,14 @@ package struct IntMap: Sendable, Sequence {
     /// The value of `key`; setting nil removes it.
     /// - Complexity: O(1) expected.
     package subscript(key: Int) -> Int? {
-        get { find(key).map { slots[$0].value } }
+        @inline(__always) get {
+            guard count > 0 else { return nil }
+            if isWide {
+                return Self.find(key, in: wide).map { wide[$0].value }
+            }
+            guard UInt(bitPattern: key) < 0xffff_ffff else { return nil }
+            return Self.find(key, in: narrow).map { Int(narrow[$0] & 0xffff_ffff) }
+        }
         set {
             if let newValue { insert(key, newValue) } else { removeValue(forKey: key) }
         }
@@ -60,18 +107,34 @@ package struct IntMap: Sendable, Sequence {
     /// - Complexity: O(1) expected, amortized.
     private mutating func insert(_ key: Int, _ value: Int) {
         precondition(key >= 0, "IntMap keys are non-negative")
-        if (count + 1) * 2 > slots.count { grow() }
-        let mask = slots.count - 1
-        var i = home(of: key)
-        while true {
-            let k = slots[i].key
-            if k == key {
-                slots[i].value = value
-                return
+        if !isWide, !Self.fitsNarrow(key, value) { widen() }
+        if isWide {
+            if (count + 1) * 2 > wide.count { wide = Self.rehashed(wide, capacity: wide.count * 2) }
+            let mask = wide.count - 1
+            var i = Self.home(of: key, mask: mask)
+            while true {
+                let k = wide[i].key
+                if k == key {
+                    wide[i].value = value
+                    return
+                }
+                if k < 0 {
+                    wide[i] = Slot(key: key, value: value)
+                    count += 1
+                    return
+                }
+                i = (i + 1) & mask
             }
-            if k < 0 {
-                slots[i] = Slot(key: key, value: value)
-                count += 1
+        }
+        if (count + 1) * 2 > narrow.count { narrow = Self.rehashed(narrow, capacity: Swift.max(Self.minimumCapacity, narrow.count * 2)) }
+        let mask = narrow.count - 1
+        let packed = UInt64(key) << 32 | UInt64(value)
+        var i = Self.home(of: key, mask: mask)
+        while true {
+            let k = Self.narrowKey(narrow[i])
+            if k == key || k < 0 {
+                if k < 0 { count += 1 }
+                narrow[i] = packed
                 return
             }
             i = (i + 1) & mask
@@ -82,17 +145,34 @@ package struct IntMap: Sendable, Sequence {
     /// - Complexity: O(1) expected.
     @discardableResult
     package mutating func removeValue(forKey key: Int) -> Int? {
-        guard var hole = find(key) else { return nil }
-        let removed = slots[hole].value
-        // Backward shift: move later entries of the probe run into the hole when their home
-        // position allows it, so no lookup ever has to skip a deleted slot.
+        guard count > 0 else { return nil }
+        if isWide {
+            guard let hole = Self.find(key, in: wide) else { return nil }
+            let removed = wide[hole].value
+            Self.shiftBack(from: hole, in: &wide, key: { $0.key }, empty: Slot(key: -1, value: 0))
+            count -= 1
+            return removed
+        }
+        guard UInt(bitPattern: key) < 0xffff_ffff, let hole = Self.find(key, in: narrow) else { return nil }
+        let removed = Int(narrow[hole] & 0xffff_ffff)
+        Self.shiftBack(from: hole, in: &narrow, key: Self.narrowKey, empty: Self.emptyNarrow)
+        count -= 1
+        return removed
+    }
+
+    /// Empties `hole` by backward shift: moves later entries of its probe run into the hole when
+    /// their home position allows it, so no lookup ever has to skip a deleted slot.
+    /// - Complexity: O(length of the probe run).
+    @inline(__always)
+    private static func shiftBack<S>(from start: Int, in slots: inout [S], key: (S) -> Int, empty: S) {
         let mask = slots.count - 1
+        var hole = start
         var i = hole
         while true {
             i = (i + 1) & mask
-            let k = slots[i].key
+            let k = key(slots[i])
             if k < 0 { break }
-            let h = home(of: k)
+            let h = home(of: k, mask: mask)
             // Entry at i may move to hole if its home is not within (hole, i] (cyclically).
             let inRange = hole <= i ? (hole < h && h <= i) : (hole < h || h <= i)
             if !inRange {
@@ -100,22 +180,75 @@ package struct IntMap: Sendable, Sequence {
                 hole = i
             }
         }
-        slots[hole].key = -1
-        count -= 1
-        return removed
+        slots[hole] = empty
     }
 
-    private mutating func grow() {
-        let old = slots
-        slots = [Slot](repeating: Slot(key: -1, value: 0), count: Swift.max(16, old.count * 2))
-        count = 0
-        for slot in old where slot.key >= 0 { insert(slot.key, slot.value) }
+    /// `slots`' entries in a new table of `capacity` slots.
+    /// - Complexity: O(capacity + slots.count).
+    private static func rehashed(_ slots: [UInt64], capacity: Int) -> [UInt64] {
+        var table = [UInt64](repeating: emptyNarrow, count: capacity)
+        let mask = capacity - 1
+        for slot in slots where narrowKey(slot) >= 0 {
+            var i = home(of: narrowKey(slot), mask: mask)
+            while table[i] != emptyNarrow { i = (i + 1) & mask }
+            table[i] = slot
+        }
+        return table
+    }
+
+    /// `slots`' entries in a new table of `capacity` slots.
+    /// - Complexity: O(capacity + slots.count).
+    private static func rehashed(_ slots: [Slot], capacity: Int) -> [Slot] {
+        var table = [Slot](repeating: Slot(key: -1, value: 0), count: capacity)
+        let mask = capacity - 1
+        for slot in slots where slot.key >= 0 {
+            var i = home(of: slot.key, mask: mask)
+            while table[i].key >= 0 { i = (i + 1) & mask }
+            table[i] = slot
+        }
+        return table
+    }
+
+    /// Moves every entry to wide slots (a key or value that does not fit in 32 bits came).
+    /// - Complexity: O(capacity).
+    private mutating func widen() {
+        let entries = narrow.lazy.filter { Self.narrowKey($0) >= 0 }.map { Slot(key: Self.narrowKey($0), value: Int($0 & 0xffff_ffff)) }
+        wide = Self.rehashed(Array(entries), capacity: Swift.max(Self.minimumCapacity, narrow.count))
+        narrow = []
     }
 
     /// The keys, in no particular order.
-    package var keys: [Int] { slots.compactMap { $0.key >= 0 ? $0.key : nil } }
+    package var keys: [Int] {
+        isWide ? wide.compactMap { $0.key >= 0 ? $0.key : nil } : narrow.compactMap { Self.narrowKey($0) >= 0 ? Self.narrowKey($0) : nil }
+    }
 
-    package func makeIterator() -> some IteratorProtocol<(key: Int, value: Int)> {
-        slots.lazy.filter { $0.key >= 0 }.map { (key: $0.key, value: $0.value) }.makeIterator()
+    package func makeIterator() -> Iterator { Iterator(narrow: narrow, wide: wide) }
+
+    /// The entries, in no particular order.
+    package struct Iterator: IteratorProtocol {
+        fileprivate let narrow: [UInt64]
+        fileprivate let wide: [Slot]
+        private var i = 0
+
+        fileprivate init(narrow: [UInt64], wide: [Slot]) {
+            self.narrow = narrow
+            self.wide = wide
+        }
+
+        package mutating func next() -> (key: Int, value: Int)? {
+            // One of the two tables is empty.
+            while i < wide.count {
+                let slot = wide[i]
+                i += 1
+                if slot.key >= 0 { return (slot.key, slot.value) }
+            }
+            while i < narrow.count {
+                let slot = narrow[i]
+                i += 1
+                let key = IntMap.narrowKey(slot)
+                if key >= 0 { return (key, Int(slot & 0xffff_ffff)) }
+            }
+            return nil
+        }
     }
 }

@@ -45,7 +45,10 @@ struct ReusePools: Sendable {
     /// The same-item index in key order (item, then class), for a snapshot.
     /// - Complexity: O(p log p) for p entries.
     var sameItemEntries: [(item: Int, reuseClass: Int, view: Int)] {
-        sameItem.sorted { $0.key < $1.key }.map { (item: $0.key >> 32, reuseClass: $0.key & 0xffff_ffff, view: $0.value) }
+        sameItem.map { entry in
+            let key = PooledItemKey(packed: entry.key)
+            return (item: key.item, reuseClass: key.reuseClass, view: entry.value)
+        }.sorted { ($0.item, $0.reuseClass) < ($1.item, $1.reuseClass) }
     }
 
     // MARK: Caps and names

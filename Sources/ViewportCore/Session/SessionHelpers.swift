@@ -27,6 +27,22 @@ struct SessionHelpers: Sendable {
         self.loopShifts = loopShifts
     }
 
+    /// Every helper off, nothing selected.
+    static let off = SessionHelpers(areOn: false, prefetcher: nil, lazyLoader: nil, exposureTracker: nil, links: [])
+
+    /// Whether this is ``off`` (a session then keeps no box).
+    var isOff: Bool {
+        !areOn && selected == nil && prefetcher == nil && lazyLoader == nil && exposureTracker == nil && links.isEmpty
+            && loopShifts.isEmpty
+    }
+
+    /// The helpers out of line in a session (copy on write: the session mutates the box only
+    /// when it holds the only reference, see `ViewportSession.helpers`).
+    final class Box: @unchecked Sendable {
+        var value: SessionHelpers
+        init(_ value: SessionHelpers) { self.value = value }
+    }
+
     /// The helpers of a new session.
     init(configuration: SessionConfiguration) {
         self.init(

@@ -111,7 +111,7 @@ extension ViewportSession {
         let oldPin = pinned.flatMap { survivors[$0.item] == nil ? nil : $0 }
         (plan.pin, plan.unpin) = pinEntries(old: oldPin, new: newPin)
         scroll.pinned = newPin
-        if helpers.areOn || selected != nil {
+        if helpersAreOn || selected != nil {
             // Items that stay on screen keep their exposure; the rest enter or leave it.
             let screenAfter = helpers.exposureTracker.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0.rule) } ?? []
             let stayed = Set(screenBefore.compactMap { remap.position($0) }).intersection(screenAfter)

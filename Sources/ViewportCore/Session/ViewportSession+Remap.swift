@@ -87,6 +87,6 @@ extension ViewportSession {
         // Pools carry over by reuse identifier; the same-item index follows their last items.
         pools.remap(&remap)
         scroll.pinned = pinned.flatMap { pin in remap.position(pin.item).map { PinnedHeader(item: $0, rect: pin.rect) } }
-        helpers.remap(&remap)
+        if !helpers.isOff { helpers.remap(&remap) }
     }
 }

@@ -73,7 +73,7 @@ extension ViewportSession {
         scroll.dragBegin = nil
         if let prefetcher = helpers.prefetcher { helpers.prefetcher = Prefetcher(seconds: prefetcher.seconds) }
         if helpers.lazyLoader != nil { helpers.lazyLoader = LazyLoader(loaded: Set(shown.keys), pending: [], fromDragEnd: []) }
-        helpers.loopShifts = [:]
+        if !helpers.loopShifts.isEmpty { helpers.loopShifts = [:] }
         if let loop {
             for item in shown.keys { helpers.loopShifts[item] = loop.copyShift(of: layout.rects[item], in: region) ?? 0 }
         }

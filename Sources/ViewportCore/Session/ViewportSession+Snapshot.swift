@@ -228,14 +228,14 @@ extension ViewportSession {
         let items = SnapshotItems(layout: layout)
         self.layout = layout
         let buffer = Buffer(ahead: try r.double(), behind: try r.double())
-        insets = Insets(top: try r.double(), left: try r.double(), bottom: try r.double(), right: try r.double())
+        let insets = Insets(top: try r.double(), left: try r.double(), bottom: try r.double(), right: try r.double())
         var caps = PoolCaps()
         if try r.bool() { caps.max = try r.count() }
         for _ in 0..<(try r.elementCount(minBytes: 2)) { caps.perReuse[try r.string()] = try r.count() }
         guard let mode = PagingMode(rawValue: try r.string(limit: 16)) else { throw .invalid("paging mode") }
         let pagingAxis = try Self.axis(r.byte())
         let pagingSize: Size? = try r.bool() ? try r.size() : nil
-        paging = PagingOptions(mode: mode, axis: pagingAxis, size: pagingSize, decelerationRate: try r.double())
+        let paging = PagingOptions(mode: mode, axis: pagingAxis, size: pagingSize, decelerationRate: try r.double())
         let prefetchSeconds: Double? = try r.bool() ? try r.double() : nil
         let lazyLoad = try r.bool()
         var rule: ExposureRule?
@@ -244,12 +244,10 @@ extension ViewportSession {
         for _ in 0..<(try r.elementCount(minBytes: 33)) {
             links.append((try r.string(), LinkedScrollView(viewport: try r.size(), contentSize: try r.size())))
         }
-        if let axis = try Self.axis(r.byte()) {
-            loop = LoopSpace(axis: axis, period: axis.component(of: layout.contentSize), summary: layout.axisSummary(axis))
-        } else {
-            loop = nil
+        let loop = try Self.axis(r.byte()).map { axis in
+            LoopSpace(axis: axis, period: axis.component(of: layout.contentSize), summary: layout.axisSummary(axis))
         }
-        maxViews = try r.bool() ? try r.count() : nil
+        options = SessionOptions.make(insets: insets, paging: paging, loop: loop, maxViews: try r.bool() ? try r.count() : nil)
         let helpersAreOn = prefetchSeconds != nil || lazyLoad || rule != nil || !links.isEmpty || loop != nil
 
         let offset = try r.point()
@@ -348,10 +346,10 @@ extension ViewportSession {
             let item = try items.read(&r)
             loopShifts[item] = try r.double()
         }
+        sequence = UpdateSequence(seq: seq, lastPlan: try Self.readPlan(&r, items: items, previous: previous.map(SnapshotItems.init)))
         helpers = SessionHelpers(
             areOn: helpersAreOn, selected: selected, prefetcher: prefetcher, lazyLoader: lazyLoader, exposureTracker: exposureTracker,
             links: links, loopShifts: loopShifts)
-        sequence = UpdateSequence(seq: seq, lastPlan: try Self.readPlan(&r, items: items, previous: previous.map(SnapshotItems.init)))
         pools.resolveCaps(for: layout)
     }
 

@@ -14,17 +14,44 @@ public struct ViewportSession: Sendable {
     var handles = ViewHandles()
     /// The last `seq` and its plan: the retry check of updates, layout changes and edits.
     var sequence: UpdateSequence
-    /// The scrolling helpers' state and the selection.
-    var helpers: SessionHelpers
+    /// The scrolling helpers' state and the selection, boxed (see `helpers`): nil while every
+    /// helper is off and nothing is selected, as in most sessions.
+    private var helpersBox: SessionHelpers.Box?
     public internal(set) var stats = SessionStats()
     /// Edits of the session's layout applied (PATCH), see `ViewportSession+Edit.swift`.
     public internal(set) var edits = 0
-    public let insets: Insets
-    public let paging: PagingOptions
+    /// Insets, paging, looping and the view limit; one shared instance for the defaults.
+    let options: SessionOptions
+
+    public var insets: Insets { options.insets }
+    public var paging: PagingOptions { options.paging }
     /// The looping content, nil when the session does not loop.
-    let loop: LoopSpace?
+    var loop: LoopSpace? { options.loop }
     /// Most items materialized at once; nil for no limit.
-    public let maxViews: Int?
+    public var maxViews: Int? { options.maxViews }
+
+    /// `helpers.areOn`, read on every update without the accessor's coroutine (its frame, for a
+    /// 176-byte value, is a heap allocation: callgrind counted 2 mallocs a request).
+    var helpersAreOn: Bool { helpersBox?.value.areOn ?? false }
+
+    /// The scrolling helpers' state and the selection. Kept out of line (176 bytes) and only
+    /// for sessions that use them: a session's size is what `sessions.max` multiplies.
+    var helpers: SessionHelpers {
+        _read {
+            if let box = helpersBox { yield box.value } else { yield SessionHelpers.off }
+        }
+        set { helpersBox = newValue.isOff ? nil : SessionHelpers.Box(newValue) }
+        _modify {
+            let box: SessionHelpers.Box
+            if isKnownUniquelyReferenced(&helpersBox), let unique = helpersBox {
+                box = unique
+            } else {
+                box = SessionHelpers.Box(helpersBox?.value ?? .off)
+                helpersBox = box
+            }
+            yield &box.value
+        }
+    }
 
     public var offset: Point { scroll.offset }
     public var viewport: Size { scroll.viewport }
@@ -43,7 +70,7 @@ public struct ViewportSession: Sendable {
     /// The plan of `seq`, answered again on a retry.
     public var lastPlan: Plan { sequence.lastPlan }
     /// The selected item (`select`).
-    public var selected: Int? { helpers.selected }
+    public var selected: Int? { helpersBox?.value.selected }
 
     /// Opens a session; its opening plan (`seq` 0) creates a view for every materialized item.
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
@@ -52,11 +79,11 @@ public struct ViewportSession: Sendable {
         self.scroll = ScrollState(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer, time: configuration.time)
         self.pools = ReusePools(caps: configuration.pool)
         self.sequence = UpdateSequence(lastPlan: Plan(seq: 0, offset: configuration.offset))
-        self.helpers = SessionHelpers(configuration: configuration)
-        self.insets = configuration.insets
-        self.paging = configuration.paging
-        self.loop = try Self.makeLoop(layout: layout, configuration: configuration)
-        self.maxViews = configuration.maxViews
+        let helpers = SessionHelpers(configuration: configuration)
+        self.helpersBox = helpers.isOff ? nil : SessionHelpers.Box(helpers)
+        self.options = SessionOptions.make(
+            insets: configuration.insets, paging: configuration.paging,
+            loop: try Self.makeLoop(layout: layout, configuration: configuration), maxViews: configuration.maxViews)
         if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer.still, paging: paging, field: "loop") }
         if let target = configuration.scrollTo {
             // The opening plan starts where `scrollTo` puts the item, scrolling from `offset`.
@@ -79,7 +106,7 @@ public struct ViewportSession: Sendable {
         var plan = makePlan(leaving: [], entering: entering, offset: offset)
         scroll.pinned = pin
         plan.pin = pinEntries(old: nil, new: pin).pin
-        if helpers.areOn {
+        if helpersAreOn {
             finishPlan(&plan, phase: .idle, velocity: nil, time: time, previous: nil, leaving: [], entering: entering)
         }
         sequence.record(plan)
@@ -192,7 +219,7 @@ public struct ViewportSession: Sendable {
     /// Whether paging or a helper has something to add to a plan (after `select` is applied).
     @inline(__always)
     private func needsFinishing(_ phase: ScrollPhase) -> Bool {
-        helpers.areOn || selected != nil || phase == .dragEnd || phase == .dragBegin
+        helpersAreOn || selected != nil || phase == .dragEnd || phase == .dragBegin
     }
 
     /// Takes the next sequence number and moves to the update's offset, viewport, motion and time.
