@@ -115,6 +115,11 @@ private func readString(_ bytes: [UInt8]) throws -> String {
         #expect(failure?.description == "b: duplicate field \"x\"")
         // The same key written with an escape is the same key.
         #expect(error { try validate("{\"ab\":1,\"a\\u0062\":2}") }?.kind == .duplicateField)
+        // In either order, among other keys and after nested objects (raw keys are recorded by their
+        // place in the input, escaped ones by their decoded bytes).
+        #expect(error { try validate("{\"a\\u0062\":1,\"c\":{\"ab\":0},\"ab\":2}") }?.kind == .duplicateField)
+        #expect(error { try validate("{\"x\":{\"y\":1,\"z\":2},\"y\":{\"q\\u0031\":1,\"q1\":2}}") }?.description == "y: duplicate field \"q1\"")
+        #expect(error { try validate("{\"x\":{\"y\":1,\"z\":2},\"y\":3,\"z\":{\"x\":0},\"w\":4}") } == nil)
         // Keys of sibling and nested objects are independent.
         #expect(error { try validate("{\"a\":{\"a\":1},\"b\":{\"a\":2}}") } == nil)
     }
@@ -126,6 +131,9 @@ private func readString(_ bytes: [UInt8]) throws -> String {
         let failure = error { try validate("{" + duplicated.joined(separator: ",") + "}") }
         #expect(failure?.kind == .duplicateField)
         #expect(failure?.message == "duplicate field \"k250\"")
+        // The same with an escaped key among the first 32 (kept as decoded bytes in the set).
+        let escaped = ["\"k\\u0032\":0"] + keys.dropFirst(3) + ["\"k2\":1"]
+        #expect(error { try validate("{" + escaped.joined(separator: ",") + "}") }?.message == "duplicate field \"k2\"")
     }
 }
 
