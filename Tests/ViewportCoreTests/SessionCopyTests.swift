@@ -33,4 +33,24 @@ struct SessionCopyTests {
         #expect(original.pooledViews.map(\.views) == twin.pooledViews.map(\.views))
         #expect(original.insets == configuration.insets && copy.insets == configuration.insets)
     }
+
+    /// A retry (`seq` equal to the last) answers the last plan exactly, whether it moved views or
+    /// nothing (a bare plan is kept as its `seq` and offset only), and changes nothing.
+    @Test func aRetryAnswersTheLastPlanWhetherItMovedViewsOrNothing() throws {
+        var session = try ViewportSession(layout: try Self.rows(400), configuration: SessionConfiguration(viewport: Size(width: 300, height: 600)))
+        #expect(try session.apply(ViewportUpdate(offset: .zero, seq: 0)) == session.lastPlan)
+        var bare = 0
+        var moving = 0
+        for (k, y) in [1.0, 2, 3, 300, 301, 5_000, 5_000, 5_003, 40, 41].enumerated() {
+            let seq = UInt64(k + 1)
+            let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: y), seq: seq))
+            #expect(plan.seq == seq && plan.offset == Point(x: 0, y: y))
+            if plan.isEmpty { bare += 1 } else { moving += 1 }
+            #expect(session.lastPlan == plan)
+            let visible = session.visible
+            #expect(try session.apply(ViewportUpdate(offset: Point(x: 0, y: y), seq: seq)) == plan)
+            #expect(session.seq == seq && session.visible == visible)
+        }
+        #expect(bare > 0 && moving > 0)
+    }
 }

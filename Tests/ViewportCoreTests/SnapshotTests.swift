@@ -14,7 +14,7 @@ struct SnapshotTests {
         "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "safeWindow", "pinned", "dragBegin", "needsFullDiff"],
         "pools": ["caps", "byClass", "sameItem", "count", "extraNames", "capByClass", "defaultCap"],
         "handles": ["next"],
-        "sequence": ["seq", "lastPlan"],
+        "sequence": ["seq", "recorded", "bareSeq", "bareOffset"],
         "helpersBox": ["areOn", "selected", "prefetcher", "lazyLoader", "exposureTracker", "links", "loopShifts"],
     ]
 

@@ -39,6 +39,9 @@ public struct Plan: Hashable, Sendable {
         recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty && move.isEmpty && pin.isEmpty && unpin.isEmpty
     }
 
+    /// True when the plan is `Plan(seq:offset:)` and nothing else: no view lists, no outputs.
+    var isBare: Bool { recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty && box == nil }
+
     /// Changes the helper outputs in place.
     @inline(__always)
     mutating func updateExtras(_ body: (inout PlanExtras) -> Void) {
