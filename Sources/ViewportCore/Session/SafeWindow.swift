@@ -46,9 +46,10 @@ struct SafeWindow: Sendable {
     }
 
     /// The spans along the axis that `observe(_:)` must be shown every item touching (with the
-    /// region's cross-axis extent): `lookahead` around each edge.
-    var spans: [(Double, Double)] {
-        [(lowEdgeFrom, lowEdgeBelow), (highEdgeAbove, highEdgeThrough)]
+    /// region's cross-axis extent): `lookahead` around each edge. (A pair, not an array: an array
+    /// was an allocation per measurement.)
+    var spans: (low: (Double, Double), high: (Double, Double)) {
+        ((lowEdgeFrom, lowEdgeBelow), (highEdgeAbove, highEdgeThrough))
     }
 
     /// Narrows the window by one item near an edge. Items far from the edges change nothing.

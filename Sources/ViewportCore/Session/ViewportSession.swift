@@ -306,7 +306,8 @@ public struct ViewportSession: Sendable {
         var entering: [Int] = []
         let (oldLow, oldHigh) = window.axis == .y ? (old.minY, old.maxY) : (old.minX, old.maxX)
         let spans = window.spans
-        for (k, span) in spans.enumerated() {
+        for k in 0..<2 {
+            let span = k == 0 ? spans.low : spans.high
             // Each span also covers the strip its edge swept.
             let oldEdge = k == 0 ? oldLow : oldHigh
             let from = min(span.0, oldEdge)
