@@ -59,6 +59,14 @@ class Instance:
         text = response.read()
         return response.status, (json.loads(text) if text and response.getheader("Content-Type", "").startswith("application/") else text)
 
+    def rss_mb(self):
+        """The process's resident memory (VmRSS), in MB."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
     def stop(self, sig=signal.SIGTERM):
         if self.process.poll() is None:
             self.process.send_signal(sig)
@@ -127,13 +135,17 @@ def main():
         status, stored = a.request("POST", "/v1/layouts", body)
         post = time.perf_counter() - t
         assert status in (200, 201), stored
+        rss_before = c.rss_mb()
         t = time.perf_counter()
         status, opened = c.request("POST", "/v1/sessions", {"layout": stored["layout"], "viewport": [375, 667]})
         open_elsewhere = time.perf_counter() - t
         assert status == 201, opened
+        time.sleep(1)
+        rss_added = c.rss_mb() - rss_before
         stored_bytes = int(subprocess.check_output(["redis-cli", "-p", str(redis_port), "STRLEN", f"viewportd:layout:{stored['layout']}"]).strip())
         print(f"{args.items}-item layout: POST on A {post:.2f} s ({len(body) / 1e6:.0f} MB of JSON, {stored_bytes / 1e6:.1f} MB stored); "
-              f"a session on it opened on another instance in {open_elsewhere:.2f} s")
+              f"a session on it opened on another instance in {open_elsewhere:.2f} s, which grew by "
+              f"{rss_added:.1f} MB of RSS ({rss_added * 1024 * 1024 / args.items:.1f} B per item)")
 
         # 3. kill -9 of the owner.
         _, opened = a.request("POST", "/v1/sessions", {"layout": layout, "viewport": [375, 667]})
