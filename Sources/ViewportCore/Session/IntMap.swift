@@ -60,28 +60,15 @@ package struct IntMap: Sendable, Sequence {
         return k == 0xffff_ffff ? -1 : Int(k)
     }
 
-    /// The slot index holding `key` in `slots`, or nil.
+    /// The slot index holding `key` in `slots` (either width: `keyOf` reads a slot's key, -1
+    /// for empty), or nil.
     /// - Complexity: O(1) expected.
     @inline(__always)
-    private static func find(_ key: Int, in slots: [UInt64]) -> Int? {
+    private static func find<S>(_ key: Int, in slots: [S], keyOf: (S) -> Int) -> Int? {
         let mask = slots.count - 1
         var i = home(of: key, mask: mask)
         while true {
-            let k = narrowKey(slots[i])
-            if k == key { return i }
-            if k < 0 { return nil }
-            i = (i + 1) & mask
-        }
-    }
-
-    /// The slot index holding `key` in `slots`, or nil.
-    /// - Complexity: O(1) expected.
-    @inline(__always)
-    private static func find(_ key: Int, in slots: [Slot]) -> Int? {
-        let mask = slots.count - 1
-        var i = home(of: key, mask: mask)
-        while true {
-            let k = slots[i].key
+            let k = keyOf(slots[i])
             if k == key { return i }
             if k < 0 { return nil }
             i = (i + 1) & mask
@@ -94,10 +81,10 @@ package struct IntMap: Sendable, Sequence {
         @inline(__always) get {
             guard count > 0 else { return nil }
             if isWide {
-                return Self.find(key, in: wide).map { wide[$0].value }
+                return Self.find(key, in: wide, keyOf: { $0.key }).map { wide[$0].value }
             }
             guard UInt(bitPattern: key) < 0xffff_ffff else { return nil }
-            return Self.find(key, in: narrow).map { Int(narrow[$0] & 0xffff_ffff) }
+            return Self.find(key, in: narrow, keyOf: Self.narrowKey).map { Int(narrow[$0] & 0xffff_ffff) }
         }
         set {
             if let newValue { insert(key, newValue) } else { removeValue(forKey: key) }
@@ -109,7 +96,7 @@ package struct IntMap: Sendable, Sequence {
         precondition(key >= 0, "IntMap keys are non-negative")
         if !isWide, !Self.fitsNarrow(key, value) { widen() }
         if isWide {
-            if (count + 1) * 2 > wide.count { wide = Self.rehashed(wide, capacity: wide.count * 2) }
+            if (count + 1) * 2 > wide.count { wide = Self.rehashed(wide, capacity: wide.count * 2, empty: Slot(key: -1, value: 0), keyOf: { $0.key }) }
             let mask = wide.count - 1
             var i = Self.home(of: key, mask: mask)
             while true {
@@ -126,7 +113,7 @@ package struct IntMap: Sendable, Sequence {
                 i = (i + 1) & mask
             }
         }
-        if (count + 1) * 2 > narrow.count { narrow = Self.rehashed(narrow, capacity: Swift.max(Self.minimumCapacity, narrow.count * 2)) }
+        if (count + 1) * 2 > narrow.count { narrow = Self.rehashed(narrow, capacity: Swift.max(Self.minimumCapacity, narrow.count * 2), empty: Self.emptyNarrow, keyOf: Self.narrowKey) }
         let mask = narrow.count - 1
         let packed = UInt64(key) << 32 | UInt64(value)
         var i = Self.home(of: key, mask: mask)
@@ -147,13 +134,13 @@ package struct IntMap: Sendable, Sequence {
     package mutating func removeValue(forKey key: Int) -> Int? {
         guard count > 0 else { return nil }
         if isWide {
-            guard let hole = Self.find(key, in: wide) else { return nil }
+            guard let hole = Self.find(key, in: wide, keyOf: { $0.key }) else { return nil }
             let removed = wide[hole].value
             Self.shiftBack(from: hole, in: &wide, key: { $0.key }, empty: Slot(key: -1, value: 0))
             count -= 1
             return removed
         }
-        guard UInt(bitPattern: key) < 0xffff_ffff, let hole = Self.find(key, in: narrow) else { return nil }
+        guard UInt(bitPattern: key) < 0xffff_ffff, let hole = Self.find(key, in: narrow, keyOf: Self.narrowKey) else { return nil }
         let removed = Int(narrow[hole] & 0xffff_ffff)
         Self.shiftBack(from: hole, in: &narrow, key: Self.narrowKey, empty: Self.emptyNarrow)
         count -= 1
@@ -183,27 +170,15 @@ package struct IntMap: Sendable, Sequence {
         slots[hole] = empty
     }
 
-    /// `slots`' entries in a new table of `capacity` slots.
+    /// `slots`' entries in a new table of `capacity` slots (either width: `keyOf` reads a slot's
+    /// key, -1 for empty).
     /// - Complexity: O(capacity + slots.count).
-    private static func rehashed(_ slots: [UInt64], capacity: Int) -> [UInt64] {
-        var table = [UInt64](repeating: emptyNarrow, count: capacity)
+    private static func rehashed<S>(_ slots: [S], capacity: Int, empty: S, keyOf: (S) -> Int) -> [S] {
+        var table = [S](repeating: empty, count: capacity)
         let mask = capacity - 1
-        for slot in slots where narrowKey(slot) >= 0 {
-            var i = home(of: narrowKey(slot), mask: mask)
-            while table[i] != emptyNarrow { i = (i + 1) & mask }
-            table[i] = slot
-        }
-        return table
-    }
-
-    /// `slots`' entries in a new table of `capacity` slots.
-    /// - Complexity: O(capacity + slots.count).
-    private static func rehashed(_ slots: [Slot], capacity: Int) -> [Slot] {
-        var table = [Slot](repeating: Slot(key: -1, value: 0), count: capacity)
-        let mask = capacity - 1
-        for slot in slots where slot.key >= 0 {
-            var i = home(of: slot.key, mask: mask)
-            while table[i].key >= 0 { i = (i + 1) & mask }
+        for slot in slots where keyOf(slot) >= 0 {
+            var i = home(of: keyOf(slot), mask: mask)
+            while keyOf(table[i]) >= 0 { i = (i + 1) & mask }
             table[i] = slot
         }
         return table
@@ -213,14 +188,12 @@ package struct IntMap: Sendable, Sequence {
     /// - Complexity: O(capacity).
     private mutating func widen() {
         let entries = narrow.lazy.filter { Self.narrowKey($0) >= 0 }.map { Slot(key: Self.narrowKey($0), value: Int($0 & 0xffff_ffff)) }
-        wide = Self.rehashed(Array(entries), capacity: Swift.max(Self.minimumCapacity, narrow.count))
+        wide = Self.rehashed(Array(entries), capacity: Swift.max(Self.minimumCapacity, narrow.count), empty: Slot(key: -1, value: 0), keyOf: { $0.key })
         narrow = []
     }
 
     /// The keys, in no particular order.
-    package var keys: [Int] {
-        isWide ? wide.compactMap { $0.key >= 0 ? $0.key : nil } : narrow.compactMap { Self.narrowKey($0) >= 0 ? Self.narrowKey($0) : nil }
-    }
+    package var keys: [Int] { map(\.key) }
 
     package func makeIterator() -> Iterator { Iterator(narrow: narrow, wide: wide) }
 
