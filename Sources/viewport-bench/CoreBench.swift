@@ -5,13 +5,17 @@ import ViewportCore
 
 /// The planner alone on the feed layout (issue 13's core targets), timed in thread CPU time, best
 /// of `rounds`: small steps (7 pt, a 60 Hz drag), jumps (random offsets: the whole materialized
-/// set leaves and another enters) and flings (120 pt). The three traces take turns within each
+/// set leaves and another enters) and flings (120 pt), and moves that stay inside the safe window
+/// (what most small steps cost). The traces take turns within each
 /// round, so a burst of noise from the shared machine hits them alike.
 ///
 ///   swift run -c release viewport-bench 1000000 core [rounds]
 ///   swift run -c release viewport-bench 1000000 jumps     (only jumps, for a while: for perf)
 @MainActor
-func runCoreBench(layout: Layout, viewport: Size, smallSteps: [Double], jumps: [Double], flings: [Double], rounds: Int) throws {
+func runCoreBench(layout: Layout, viewport: Size, smallSteps: [Double], jumps: [Double], flings: [Double], rounds: Int, onlyStill: Bool = false) throws {
+    // Moves of a quarter point around the small steps' start: every one stays inside the safe
+    // window, so this is the cost of an update that changes nothing (most small steps).
+    let still = smallSteps.isEmpty ? [] : (0..<smallSteps.count).map { smallSteps[0] + Double($0 % 4) * 0.25 }
     func run(_ offsets: [Double]) throws -> (seconds: Double, changes: Int, leaving: Int) {
         var session = try ViewportSession(layout: layout, configuration: SessionConfiguration(viewport: viewport))
         var changes = 0
@@ -24,7 +28,10 @@ func runCoreBench(layout: Layout, viewport: Size, smallSteps: [Double], jumps: [
         }
         return (cpuNow() - start, changes, leaving)
     }
-    let traces = [("small steps (7 pt)", smallSteps), ("jumps (random offsets)", jumps), ("flings (120 pt steps)", flings)]
+    let traces = [
+        ("small steps (7 pt)", onlyStill ? [] : smallSteps), ("still (inside the safe window)", still), ("jumps (random offsets)", jumps),
+        ("flings (120 pt steps)", flings),
+    ]
     var best = [Double](repeating: .infinity, count: traces.count)
     var changes = [Int](repeating: 0, count: traces.count)
     var leaving = [Int](repeating: 0, count: traces.count)

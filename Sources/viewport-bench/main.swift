@@ -214,12 +214,15 @@ if onlyBuffers {
     exit(0)
 }
 /// `viewport-bench N core [rounds]`: the planner alone, small steps, jumps and flings in CPU time
-/// (CoreBench.swift); `viewport-bench N jumps [rounds]`: only jumps, 25 rounds by default (for perf).
-if let mode = CommandLine.arguments.dropFirst(2).first, mode == "core" || mode == "jumps" {
+/// (CoreBench.swift); `viewport-bench N jumps [rounds]`: only jumps, 25 rounds by default (for perf);
+/// `viewport-bench N still [rounds]`: only updates inside the safe window (for perf).
+if let mode = CommandLine.arguments.dropFirst(2).first, mode == "core" || mode == "jumps" || mode == "still" {
     let jumpOffsets = (0..<200_000).map { _ in Double(nextRandom() % UInt64(contentHeight)) }
-    let rounds = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? (mode == "jumps" ? 25 : 3)
+    let rounds = CommandLine.arguments.dropFirst(3).first.flatMap { Int($0) } ?? (mode == "core" ? 3 : 25)
     if mode == "jumps" {
         try runCoreBench(layout: layout, viewport: viewport, smallSteps: [], jumps: jumpOffsets, flings: [], rounds: rounds)
+    } else if mode == "still" {
+        try runCoreBench(layout: layout, viewport: viewport, smallSteps: smallStepOffsets, jumps: [], flings: [], rounds: rounds, onlyStill: true)
     } else {
         try runCoreBench(layout: layout, viewport: viewport, smallSteps: smallStepOffsets, jumps: jumpOffsets, flings: flingOffsets, rounds: rounds)
         try sessionBytes(layout: layout)

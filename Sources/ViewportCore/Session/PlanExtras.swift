@@ -1,6 +1,7 @@
 /// The rarer parts of a plan (paging and helper outputs, layout-change moves, sticky pins) in one
-/// box. A `Plan` holds one only when some part is present, so the common plan is four lists and
-/// a nil: copying it (every update keeps its last plan) retains five references, not a dozen.
+/// box. A `Plan` holds one only when some part is present, so the common plan is its view lists'
+/// box (`PlanViews`) and a nil: copying it (every update keeps its last plan) retains two
+/// references, not a dozen.
 struct PlanExtras: Hashable, Sendable {
     static let empty = PlanExtras()
 

@@ -450,13 +450,15 @@ extension ViewportSession {
             }
             return list
         }
-        var plan = Plan(seq: try r.varint(), offset: try r.point())
-        plan.recycle = try entries(&r, in: old)
-        plan.discard = try entries(&r, in: old)
+        let seq = try r.varint()
+        let offset = try r.point()
+        let recycle = try entries(&r, in: old)
+        let discard = try entries(&r, in: old)
+        var reuse: [ReuseEntry] = []
         for _ in 0..<(try r.elementCount(minBytes: 3)) {
-            plan.reuse.append(ReuseEntry(item: try items.read(&r), view: try r.count(), rebind: try r.bool()))
+            reuse.append(ReuseEntry(item: try items.read(&r), view: try r.count(), rebind: try r.bool()))
         }
-        plan.create = try entries(&r, in: items)
+        var plan = Plan(seq: seq, offset: offset, recycle: recycle, discard: discard, reuse: reuse, create: try entries(&r, in: items))
         guard try r.bool() else { return plan }
         var e = PlanExtras()
         e.target = try r.bool() ? try r.point() : nil

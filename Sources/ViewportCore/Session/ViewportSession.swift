@@ -408,7 +408,6 @@ public struct ViewportSession: Sendable {
     /// plan. Leaving items are already out of `shown`.
     mutating func makePlan(leaving: [LeavingItem], entering: [Int], offset: Point) -> Plan {
         let seq = sequence.seq
-        var plan = Plan(seq: seq, offset: offset)
         // The classes this plan pooled into, for the caps (nothing to track without caps).
         let capped = pools.hasCaps
         var touchedClasses: [Int] = []
@@ -422,6 +421,8 @@ public struct ViewportSession: Sendable {
         // `assigned[k]` is nil until entering item k has a view. On the stack, and every list of
         // the plan allocated once at its final size: a jump's plan is small, and its allocations
         // were a good part of its cost.
+        var reuse: [ReuseEntry] = []
+        var create: [PlanEntry] = []
         withUnsafeTemporaryAllocation(of: EnteringView?.self, capacity: entering.count) { assigned in
             assigned.initialize(repeating: nil)
             if !pools.isEmpty {
@@ -441,16 +442,16 @@ public struct ViewportSession: Sendable {
                 }
                 if assigned[k]?.reused == true { reusedCount += 1 }
             }
-            plan.reuse.reserveCapacity(reusedCount)
-            plan.create.reserveCapacity(entering.count - reusedCount)
+            reuse.reserveCapacity(reusedCount)
+            create.reserveCapacity(entering.count - reusedCount)
             for (k, item) in entering.enumerated() {
                 guard let a = assigned[k] else { continue }
                 shown[item] = a.view
                 if a.reused {
-                    plan.reuse.append(ReuseEntry(item: item, view: a.view, rebind: a.rebind))
+                    reuse.append(ReuseEntry(item: item, view: a.view, rebind: a.rebind))
                     if !a.rebind { stats.rebindFree += 1 }
                 } else {
-                    plan.create.append(PlanEntry(item: item, view: a.view))
+                    create.append(PlanEntry(item: item, view: a.view))
                 }
             }
             assigned.deinitialize()
@@ -462,22 +463,24 @@ public struct ViewportSession: Sendable {
         for leave in leaving where leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view)) {
             discardCount += 1
         }
-        plan.discard.reserveCapacity(discardCount)
-        plan.recycle.reserveCapacity(leaving.count - discardCount)
+        var discard: [PlanEntry] = []
+        var recycle: [PlanEntry] = []
+        discard.reserveCapacity(discardCount)
+        recycle.reserveCapacity(leaving.count - discardCount)
         for leave in leaving {
             let entry = PlanEntry(item: leave.item, view: leave.view)
             if leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view)) {
-                plan.discard.append(entry)
+                discard.append(entry)
             } else {
-                plan.recycle.append(entry)
+                recycle.append(entry)
             }
         }
 
-        stats.created += plan.create.count
-        stats.reused += plan.reuse.count
-        stats.recycled += plan.recycle.count
-        stats.discarded += plan.discard.count
+        stats.created += create.count
+        stats.reused += reuse.count
+        stats.recycled += recycle.count
+        stats.discarded += discard.count
         stats.peakViews = max(stats.peakViews, shown.count + pools.count)
-        return plan
+        return Plan(seq: seq, offset: offset, recycle: recycle, discard: discard, reuse: reuse, create: create)
     }
 }
