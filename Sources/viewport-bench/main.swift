@@ -132,6 +132,14 @@ for _ in 0..<5 {
     digestSeconds = min(digestSeconds, now() - start)
 }
 line("layout digest alone (best of 5)", "\(fmt(digestSeconds * 1000, 1)) ms  (\(fmt(Double(count) / digestSeconds / 1e6, 2)) M items/s)")
+// The id lookup alone (the id table's hash table), best of 5.
+var idTableSeconds = Double.infinity
+for _ in 0..<5 {
+    let start = now()
+    precondition(LayoutBuilder.rebuildIDLookup(of: layout))
+    idTableSeconds = min(idTableSeconds, now() - start)
+}
+line("id lookup alone (best of 5)", "\(fmt(idTableSeconds * 1000, 1)) ms")
 line("index build alone", "\(fmt(indexSeconds * 1000, 1)) ms  (\(index.count) rects)")
 line("bytes per item (heap, whole layout)", fmt(Double(layoutBytes) / Double(count), 1))
 line("bytes per item (layout.memoryBytes)", fmt(Double(layout.memoryBytes) / Double(count), 1))

@@ -35,6 +35,13 @@ struct ItemIDTable: Sendable {
         mask = capacity - 1
         slots = ContiguousArray(repeating: -1, count: capacity)
         tags = ContiguousArray(repeating: 0, count: capacity)
+        if count >= Self.partitionedMinimum, insertPartitioned() { return nil }
+        // Small tables, and a table with a duplicate id (the partitioned insertion found one, but
+        // maybe not the first): in item order.
+        if count >= Self.partitionedMinimum {
+            slots = ContiguousArray(repeating: -1, count: capacity)
+            tags = ContiguousArray(repeating: 0, count: capacity)
+        }
         for index in 0..<count {
             let found = withBytes(at: index) { find($0) }
             switch found {
@@ -45,6 +52,82 @@ struct ItemIDTable: Sendable {
             }
         }
         return nil
+    }
+
+    /// From this many ids the table is built partitioned (below, item order is as fast).
+    static let partitionedMinimum = 1 << 16
+
+    /// Inserts every id in the order of its home slot instead of item order: the ids are hashed
+    /// in one pass, sorted by the top bits of their home slot (a counting sort into 1,024 runs),
+    /// then inserted run by run, so the probes of a run stay in one cache-sized stretch of the
+    /// table. In item order every insertion missed the cache twice (tag and slot of a random
+    /// place in a 10 MB table for 1M ids): `perf` of a 1M-item POST had the id table at a
+    /// quarter of the request, the longer half of the build's two cores. Returns false at the
+    /// first duplicate id (the caller starts again in item order, to name the first one).
+    /// - Complexity: O(n) expected.
+    private mutating func insertPartitioned() -> Bool {
+        let n = count
+        let shift = mask.nonzeroBitCount - 10  // capacity ≥ 2^17 here: 1,024 runs
+        // Per id, its home slot and tag packed (slot << 8 | tag), in item order.
+        var homes = [UInt64](repeating: 0, count: n)
+        homes.withUnsafeMutableBufferPointer { homes in
+            bytes.withUnsafeBytes { all in
+                offsets.withUnsafeBufferPointer { offsets in
+                    for index in 0..<n {
+                        let key = UnsafeRawBufferPointer(rebasing: all[Int(offsets[index])..<Int(offsets[index + 1])])
+                        let (slot, tag) = home(of: key)
+                        homes[index] = UInt64(slot) << 8 | UInt64(tag)
+                    }
+                }
+            }
+        }
+        // Counting sort by run.
+        var starts = [Int](repeating: 0, count: 1025)
+        for h in homes { starts[Int(h >> 8) >> shift + 1] += 1 }
+        for run in 0..<1024 { starts[run + 1] += starts[run] }
+        var sortedHomes = [UInt64](repeating: 0, count: n)
+        var sortedItems = [Int32](repeating: 0, count: n)
+        sortedHomes.withUnsafeMutableBufferPointer { sortedHomes in
+            sortedItems.withUnsafeMutableBufferPointer { sortedItems in
+                for (index, h) in homes.enumerated() {
+                    let run = Int(h >> 8) >> shift
+                    let at = starts[run]
+                    starts[run] = at + 1
+                    sortedHomes[at] = h
+                    sortedItems[at] = Int32(index)
+                }
+            }
+        }
+        homes = []
+        let mask = self.mask
+        let (idBytes, idOffsets) = (bytes, offsets)  // read while the table is written
+        func sameID(_ a: Int32, _ b: Int32) -> Bool {
+            let (a, b) = (Int(a), Int(b))
+            return idBytes[Int(idOffsets[a])..<Int(idOffsets[a + 1])].elementsEqual(idBytes[Int(idOffsets[b])..<Int(idOffsets[b + 1])])
+        }
+        return tags.withUnsafeMutableBufferPointer { tags in
+            slots.withUnsafeMutableBufferPointer { slots in
+                for k in 0..<n {
+                    let h = sortedHomes[k]
+                    var slot = Int(h >> 8)
+                    let tag = UInt8(truncatingIfNeeded: h)
+                    let index = sortedItems[k]
+                    while true {
+                        let t = tags[slot]
+                        if t == 0 {
+                            tags[slot] = tag
+                            slots[slot] = index
+                            break
+                        }
+                        if t == tag {
+                            if sameID(slots[slot], index) { return false }
+                        }
+                        slot = (slot + 1) & mask
+                    }
+                }
+                return true
+            }
+        }
     }
 
     /// The position of the item whose id has these UTF-8 bytes.
@@ -68,13 +151,20 @@ struct ItemIDTable: Sendable {
 
     private enum Probe { case found(Int), empty(Int, UInt8) }
 
-    private func find(_ key: UnsafeRawBufferPointer) -> Probe {
-        guard mask > 0 else { return .empty(0, 1) }
+    /// An id's home slot and its tag (1…255), from the seeded hash of its bytes.
+    @inline(__always)
+    private func home(of key: UnsafeRawBufferPointer) -> (slot: Int, tag: UInt8) {
         var hasher = Hasher()
         hasher.combine(bytes: key)
         let hash = hasher.finalize()
-        var slot = hash & mask
-        let tag = max(1, UInt8(truncatingIfNeeded: UInt(bitPattern: hash) >> (UInt.bitWidth - 8)))
+        return (hash & mask, max(1, UInt8(truncatingIfNeeded: UInt(bitPattern: hash) >> (UInt.bitWidth - 8))))
+    }
+
+    private func find(_ key: UnsafeRawBufferPointer) -> Probe {
+        guard mask > 0 else { return .empty(0, 1) }
+        let start = home(of: key)
+        var slot = start.slot
+        let tag = start.tag
         return tags.withUnsafeBufferPointer { tags in
             while true {
                 let t = tags[slot]
