@@ -124,6 +124,40 @@ private func readString(_ bytes: [UInt8]) throws -> String {
         #expect(error { try validate("{\"a\":{\"a\":1},\"b\":{\"a\":2}}") } == nil)
     }
 
+    /// `readObject(fields:)`: the key's number among the fields (-1 for others), a repeated field
+    /// refused as the plain `readObject` refuses it (same error, same offset), others checked too.
+    @Test func readsObjectsWithKnownFields() throws {
+        let fields: [StaticString] = ["id", "rect", "reuse"]
+        func read(_ text: String) throws -> [String] {
+            var seen: [String] = []
+            try JSONReader.read(text) { r in
+                try r.readObject(fields: fields) { r, field, key in
+                    seen.append("\(field):\(key.string)")
+                    try r.skipValue()
+                }
+                try r.finish()
+            }
+            return seen
+        }
+        func plain(_ text: String) throws {
+            try JSONReader.read(text) { r in
+                try r.readObject { r, _ in try r.skipValue() }
+                try r.finish()
+            }
+        }
+        #expect(try read(#"{"reuse":1,"id":2,"x":3,"r\u0065use2":4,"rect":[]}"#) == ["2:reuse", "0:id", "-1:x", "-1:reuse2", "1:rect"])
+        for text in [
+            #"{"id":1,"rect":2,"id":3}"#, #"{"id":1,"i\u0064":3}"#, #"{"x":1,"id":2,"x":3}"#, #"{"x":1,"y":2,"\u0078":3}"#,
+            #"{"rect":1,  "rect" :2}"#,
+        ] {
+            let known = error { _ = try read(text) }
+            let generic = error { try plain(text) }
+            #expect(known?.kind == .duplicateField, "\(text)")
+            #expect(known?.description == generic?.description && known?.offset == generic?.offset, "\(text)")
+        }
+        #expect(error { _ = try read(#"{"id":1,"rect":2,"reuse":3,"x":4,"y":5}"#) } == nil)
+    }
+
     @Test func rejectsDuplicateKeysInLargeObjects() {
         let keys = (0..<500).map { "\"k\($0)\":\($0)" }
         #expect(error { try validate("{" + keys.joined(separator: ",") + "}") } == nil)

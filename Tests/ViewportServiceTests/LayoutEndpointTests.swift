@@ -175,6 +175,9 @@ import ViewportTestSupport
             // 400: unknown field named, missing fields, wrong arity, wrong type, non-finite.
             p = try client.post("/v1/layouts", #"{"items":[{"id":"a","rect":[0,0,1,1],"reuse_id":"x"}]}"#).problem(400)
             #expect(names(p, "reuse_id") && p.detail.hasPrefix("items[0]:"), "\(p)")
+            // A repeated field of an item (read by its known fields), also written with an escape.
+            p = try client.post("/v1/layouts", #"{"items":[{"id":"a","rect":[0,0,1,1]},{"id":"b","rect":[0,0,1,1],"i\u0064":"c"}]}"#).problem(400)
+            #expect(p.detail.hasPrefix("items[1]:") && p.detail.contains(#"duplicate field "id""#), "\(p)")
             p = try client.post("/v1/layouts", #"{"items":[],"contentsize":[1,1]}"#).problem(400)
             #expect(names(p, "contentsize"), "\(p)")
             p = try client.post("/v1/layouts", #"{"items":[{"rect":[0,0,1,1]}]}"#).problem(400)

@@ -207,7 +207,17 @@ public struct JSONReader {
 
     /// Reads an object, calling `body` once per member with the member's key; `body` reads the
     /// value (or reads nothing to skip it). Duplicate keys throw ``JSONError/Kind/duplicateField``.
+    @inline(__always)
     public mutating func readObject(_ body: (inout JSONReader, JSONKey) throws -> Void) throws {
+        try readObject(fields: []) { r, _, key in try body(&r, key) }
+    }
+
+    /// Reads an object like ``readObject(_:)``, also passing `body` the position of the key in
+    /// `fields` (-1 for any other key). A repeated field is found by a bit per field instead of
+    /// by comparing the key with the object's earlier keys (the check was ~5 % of a 1M-item
+    /// layout's POST, item objects being three known keys each); other keys are checked as
+    /// always. At most 64 fields.
+    public mutating func readObject(fields: [StaticString], _ body: (inout JSONReader, Int, JSONKey) throws -> Void) throws {
         skipWhitespace()
         guard position < buffer.count, buffer[position] == UInt8(ascii: "{") else {
             throw mismatch(expected: "an object")
@@ -227,6 +237,8 @@ public struct JSONReader {
         var firstKey: JSONKey? = nil
         var firstKeyStart = 0
         var keyCount = 0
+        /// Bit k: `fields[k]` was read.
+        var seenFields: UInt64 = 0
         skipWhitespace()
         if position < buffer.count, buffer[position] == UInt8(ascii: "}") {
             position += 1
@@ -242,10 +254,14 @@ public struct JSONReader {
             }
             let keyStart = position
             let key = try readKey()
+            let field = fields.isEmpty ? -1 : fields.firstIndex { key == $0 } ?? -1
             // The first key cannot repeat anything: it is remembered only once a second one
             // comes, so a one-key object (every viewport update) records nothing and allocates
             // nothing.
-            if let first = firstKey {
+            if field >= 0 {
+                guard seenFields & (1 << UInt64(field)) == 0 else { throw Self.duplicateField(key, at: keyStart) }
+                seenFields |= 1 << UInt64(field)
+            } else if let first = firstKey {
                 firstKey = nil
                 try checkDuplicate(
                     first, keyStart: firstKeyStart, bytesMark: bytesMark, rangesMark: rangesMark,
@@ -272,7 +288,7 @@ public struct JSONReader {
             skipWhitespace()
             let valueStart = position
             do {
-                try body(&self, key)
+                try body(&self, field, key)
                 if position == valueStart {
                     try skipValue()
                 }
@@ -301,16 +317,17 @@ public struct JSONReader {
         }
     }
 
+    private static func duplicateField(_ key: JSONKey, at keyStart: Int) -> JSONError {
+        var error = JSONError(.duplicateField, "duplicate field \(JSONError.quoted(key.string))", offset: keyStart)
+        error.belongsToContainer = false
+        return error
+    }
+
     private mutating func checkDuplicate(
         _ key: JSONKey, keyStart: Int, bytesMark: Int, rangesMark: Int,
         largeObjectKeys: inout Set<[UInt8]>?
     ) throws {
-        func duplicate() -> JSONError {
-            var error = JSONError(
-                .duplicateField, "duplicate field \(JSONError.quoted(key.string))", offset: keyStart)
-            error.belongsToContainer = false
-            return error
-        }
+        func duplicate() -> JSONError { Self.duplicateField(key, at: keyStart) }
         if largeObjectKeys != nil {
             let bytes = key.withUTF8 { Array($0) }
             if largeObjectKeys?.insert(bytes).inserted == false {

@@ -10,6 +10,9 @@ import ViewportCore
 struct LayoutDecoder {
     let maxItems: Int
 
+    /// An item's fields, by their number in `readObject(fields:)`.
+    private static let itemFields: [StaticString] = ["id", "rect", "reuse", "sticky"]
+
     /// Decodes a layout, throwing only what comes before 422 in docs/api.md's order (413, 400). A
     /// semantic error (422) is returned as the failure, for the caller to throw once the rest of
     /// the body is read: a syntax error after the layout object (trailing bytes, a malformed
@@ -44,18 +47,18 @@ struct LayoutDecoder {
                     var sticky = false
                     var hasID = false
                     guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an item object") }
-                    try r.readObject { r, key in
-                        switch key {
-                        case "id":
+                    try r.readObject(fields: Self.itemFields) { r, field, key in
+                        switch field {
+                        case 0:
                             idBytes.removeAll(keepingCapacity: true)
                             try r.readStringBytes(into: &idBytes)
                             hasID = true
-                        case "rect":
+                        case 1:
                             let (x, y, w, h) = try r.readDoubleQuad()
                             rect = Rect(x: x, y: y, width: w, height: h)
-                        case "reuse":
+                        case 2:
                             reuse = r.readNullIfPresent() ? nil : try r.readString()
-                        case "sticky":
+                        case 3:
                             sticky = try r.readBool()
                         default:
                             throw r.unknownField(key)
