@@ -142,6 +142,14 @@ struct ItemIDTable: Sendable {
         return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
     }
 
+    /// `withBytes(at:_:)` neither generic nor throwing (plan encoding calls it per id).
+    @inline(__always)
+    func forBytes(at index: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+        let start = Int(offsets[index])
+        let end = Int(offsets[index + 1])
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
     func string(at index: Int) -> String {
         withBytes(at: index) { String(decoding: $0, as: UTF8.self) }
     }
