@@ -12,12 +12,18 @@ import ViewportTestSupport
         var reference: [Int: Int] = [:]
         for step in 0..<40_000 {
             let key = Int(generator.next() % UInt64(keyRange))
-            switch generator.next() % 3 {
+            switch generator.next() % 4 {
             case 0, 1:
                 map[key] = step
                 reference[key] = step
-            default:
+            case 2:
                 #expect(map.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            default:
+                // A conditional removal, with the value there or another one.
+                let value = generator.next() % 2 == 0 ? (reference[key] ?? step) : step &+ 1
+                let removes = reference[key] == value
+                #expect(map.removeValue(forKey: key, ifEqualTo: value) == removes)
+                if removes { reference[key] = nil }
             }
             if step % 997 == 0 {
                 #expect(map.count == reference.count)

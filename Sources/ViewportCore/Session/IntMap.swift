@@ -132,9 +132,23 @@ package struct IntMap: Sendable, Sequence {
     /// - Complexity: O(1) expected.
     @discardableResult
     package mutating func removeValue(forKey key: Int) -> Int? {
+        remove(key) { _ in true }
+    }
+
+    /// Removes the entry of `key` if its value is `value` (one probe, where a lookup then a
+    /// removal took two); true if it did.
+    /// - Complexity: O(1) expected.
+    @discardableResult
+    package mutating func removeValue(forKey key: Int, ifEqualTo value: Int) -> Bool {
+        remove(key) { $0 == value } != nil
+    }
+
+    /// Removes the entry of `key` if `accepts` its value, and answers that value.
+    @inline(__always)
+    private mutating func remove(_ key: Int, if accepts: (Int) -> Bool) -> Int? {
         guard count > 0 else { return nil }
         if isWide {
-            guard let hole = Self.find(key, in: wide, keyOf: { $0.key }) else { return nil }
+            guard let hole = Self.find(key, in: wide, keyOf: { $0.key }), accepts(wide[hole].value) else { return nil }
             let removed = wide[hole].value
             Self.shiftBack(from: hole, in: &wide, key: { $0.key }, empty: Slot(key: -1, value: 0))
             count -= 1
@@ -142,6 +156,7 @@ package struct IntMap: Sendable, Sequence {
         }
         guard UInt(bitPattern: key) < 0xffff_ffff, let hole = Self.find(key, in: narrow, keyOf: Self.narrowKey) else { return nil }
         let removed = Int(narrow[hole] & 0xffff_ffff)
+        guard accepts(removed) else { return nil }
         Self.shiftBack(from: hole, in: &narrow, key: Self.narrowKey, empty: Self.emptyNarrow)
         count -= 1
         return removed

@@ -100,8 +100,13 @@ struct ReusePools: Sendable {
     @inline(__always)
     mutating func takeView(lastShowing item: Int, reuseClass c: Int) -> Int? {
         let key = PooledItemKey(item: item, reuseClass: c).packed
-        guard let view = sameItem[key], c < byClass.count, byClass[c].take(view: view) != nil else { return nil }
-        sameItem[key] = nil
+        // One probe: removed first, put back in the (inconsistent, never seen) case that its
+        // pool does not hold the view.
+        guard let view = sameItem.removeValue(forKey: key) else { return nil }
+        guard c < byClass.count, byClass[c].take(view: view) != nil else {
+            sameItem[key] = view
+            return nil
+        }
         count -= 1
         return view
     }
@@ -136,8 +141,7 @@ struct ReusePools: Sendable {
     @inline(__always)
     private mutating func forget(_ entry: ReusePool.Entry, reuseClass c: Int) {
         guard let item = entry.lastItem else { return }
-        let key = PooledItemKey(item: item, reuseClass: c).packed
-        if sameItem[key] == entry.view { sameItem[key] = nil }
+        sameItem.removeValue(forKey: PooledItemKey(item: item, reuseClass: c).packed, ifEqualTo: entry.view)
     }
 
     // MARK: Whole-state changes
