@@ -52,7 +52,10 @@ import ViewportTestSupport
 
     @Test func gracefulStopFinishesInFlightRequestsAndRefusesNewOnes() throws {
         let server = HTTPServer(
-            configuration: .init(port: 0, threads: 2, drainTimeout: 5), handler: TestHandler(slowDelay: 1.0))
+            // /slow takes 2.5 s: the drain lasts that long, and the poll below must get its 503
+            // before the drain ends and the stop closes the connection. With 1 s, a run of the
+            // whole suite on a machine also running a CI build starved the poll past it once.
+            configuration: .init(port: 0, threads: 2, drainTimeout: 5), handler: TestHandler(slowDelay: 2.5))
         try server.start()
         let port = server.port
         let slowStatus = Atomic<Int>(0)
