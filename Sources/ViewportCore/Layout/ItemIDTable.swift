@@ -33,14 +33,15 @@ struct ItemIDTable: Sendable {
         var capacity = 8
         while capacity < count * 2 { capacity <<= 1 }
         mask = capacity - 1
-        slots = ContiguousArray(repeating: -1, count: capacity)
-        tags = ContiguousArray(repeating: 0, count: capacity)
-        if count >= Self.partitionedMinimum, insertPartitioned() { return nil }
-        // Small tables, and a table with a duplicate id (the partitioned insertion found one, but
-        // maybe not the first): in item order.
-        if count >= Self.partitionedMinimum {
+        func emptyTable() {
             slots = ContiguousArray(repeating: -1, count: capacity)
             tags = ContiguousArray(repeating: 0, count: capacity)
+        }
+        emptyTable()
+        if count >= Self.partitionedMinimum {
+            if insertPartitioned() { return nil }
+            // A duplicate id, maybe not the first: start again in item order to name the first.
+            emptyTable()
         }
         for index in 0..<count {
             let found = withBytes(at: index) { find($0) }

@@ -339,6 +339,12 @@ public struct LayoutBuilder: Sendable {
         return known
     }
 
+    /// Builds `layout`'s id lookup again, alone (viewport-bench times it); true when no id repeats.
+    package static func rebuildIDLookup(of layout: Layout) -> Bool {
+        var table = layout.ids
+        return table.buildLookup() == nil
+    }
+
     /// SHA-256 (swift-crypto) over a canonical serialization: per item its id (length-prefixed),
     /// rect (IEEE bits, -0 as 0) and reuse name (length-prefixed, empty for none), then the content
     /// size. Generated and stack items are serialized like explicit ones, so a layout sent as
@@ -348,12 +354,6 @@ public struct LayoutBuilder: Sendable {
     /// Every other layout's digest is what it always was (without sticky items the axis changes
     /// nothing). `package` for viewport-bench, which times it alone.
     /// - Complexity: O(n) for n items (every id, rect and reuse name is hashed).
-    /// Builds `layout`'s id lookup again, alone (viewport-bench times it); true when no id repeats.
-    package static func rebuildIDLookup(of layout: Layout) -> Bool {
-        var table = layout.ids
-        return table.buildLookup() == nil
-    }
-
     package static func digest(of layout: Layout) -> String {
         var w = DigestWriter()
         defer { w.deallocate() }

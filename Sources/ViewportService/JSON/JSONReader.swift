@@ -218,6 +218,7 @@ public struct JSONReader {
     /// layout's POST, item objects being three known keys each); other keys are checked as
     /// always. At most 64 fields.
     public mutating func readObject(fields: [StaticString], _ body: (inout JSONReader, Int, JSONKey) throws -> Void) throws {
+        assert(fields.count <= 64, "readObject(fields:) tracks at most 64 fields")
         skipWhitespace()
         guard position < buffer.count, buffer[position] == UInt8(ascii: "{") else {
             throw mismatch(expected: "an object")
