@@ -35,6 +35,10 @@ public final class ViewportServer: Sendable {
     /// The bound port (after `start`).
     public var port: Int { http.port }
 
+    /// Bytes of request bodies being received now, held against `http.maxBufferedBodyBytes`
+    /// (tests wait on it instead of polling with requests).
+    public var bufferedBodyBytes: Int { http.bufferedBodyBytes }
+
     /// Binds and starts serving; logs `listening on http://HOST:PORT`.
     public func start() throws {
         sessions.start()
