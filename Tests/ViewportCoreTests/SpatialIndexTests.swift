@@ -51,6 +51,13 @@ import ViewportTestSupport
         for n in [2, 15, 16, 17, 31, 32, 33, 257] {
             out.append(("list of \(n)", (0..<n).map { Rect(x: 0, y: Double($0) * 44, width: 375, height: Double($0 % 3) * 22) }, true))
         }
+        // Runs of 12 items with the same edges: equal reaches across the 16-reach blocks the
+        // search's first step picks from.
+        let runs: [Rect] = (0..<1_000).map { (i: Int) -> Rect in
+            let run = Double(i / 12)
+            return Rect(x: Double(i % 5), y: run * 44, width: 10, height: Double(i / 12 % 2) * 44)
+        }
+        out.append(("list with runs of equal edges", runs, true))
         out.append(("empty", [], true))
         out.append(("one item", [Rect(x: 3, y: 4, width: 5, height: 6)], true))
         return out
