@@ -36,6 +36,26 @@ import ViewportTestSupport
         #expect(map.keys.sorted() == reference.keys.sorted())
     }
 
+    /// `removeAll(keepingCapacity:)` empties narrow and wide maps, copies keep their entries, and
+    /// the emptied map works like a new one.
+    @Test(arguments: [false, true], [false, true])
+    func removingAllEmptiesTheMap(wide: Bool, keepingCapacity: Bool) {
+        var map = IntMap()
+        let big = wide ? 1 << 40 : 0
+        for k in 0..<100 { map[k * 7 + big] = k }
+        let copy = map
+        map.removeAll(keepingCapacity: keepingCapacity)
+        #expect(map.isEmpty && map.count == 0)
+        #expect(map.keys.isEmpty)
+        for k in 0..<100 { #expect(map[k * 7 + big] == nil) }
+        #expect(copy.count == 100 && copy[7 + big] == 1)
+        for k in 0..<50 { map[k * 3 + big] = k + 1 }
+        #expect(map.count == 50)
+        for k in 0..<50 { #expect(map[k * 3 + big] == k + 1) }
+        #expect(map.removeValue(forKey: 3 + big) == 2)
+        #expect(map.count == 49)
+    }
+
     @Test func emptyingAndRefillingKeepsLookupsExact() {
         var map = IntMap()
         for round in 0..<5 {

@@ -394,6 +394,22 @@ public struct ViewportSession: Sendable {
     private mutating func takeLeaving(_ items: [Int]) -> [LeavingItem] {
         var taken: [LeavingItem] = []
         taken.reserveCapacity(items.count)
+        if items.count == shown.count && !items.isEmpty {
+            // Every shown item leaves (a jump): read their views, then empty the table at once
+            // instead of removing the keys one by one (each removal shifts its probe run back).
+            // Only when each item is shown and comes once (in layout order, increasing).
+            var previous = -1
+            for item in items {
+                guard item > previous, let view = shown[item] else { break }
+                previous = item
+                taken.append(LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item))
+            }
+            if taken.count == items.count {
+                shown.removeAll(keepingCapacity: true)
+                return taken
+            }
+            taken.removeAll(keepingCapacity: true)
+        }
         for item in items {
             guard let view = shown.removeValue(forKey: item) else { continue }
             taken.append(LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item))
