@@ -26,7 +26,7 @@ struct HandoverShutdownTests {
         // The listener takes no more requests (as while it answers another one, or once it ended)…
         shared.listening.store(false, ordering: .sequentiallyConsistent)
         shared.store.wakeListener()
-        #expect(eventually(timeout: 3) { !shared.listenerRunning.load(ordering: .sequentiallyConsistent) })
+        #expect(eventually(within: 3) { !shared.listenerRunning.load(ordering: .sequentiallyConsistent) })
 
         // …and another instance asks for the session: the request waits in the inbox.
         let store = shared.store

@@ -114,7 +114,7 @@ struct SharedStoreTests {
                 return try [a, b].reduce(0) { $0 + Int(metric(name, in: try $1.get("/metrics").text) ?? 0) }
             }
             var counts = (given: 0, taken: 0)
-            let counted = try eventually(timeout: 5) {
+            let counted = try eventually(within: 5) {
                 counts = (try handovers("given"), try handovers("taken"))
                 return counts.given == hops.count && counts.taken == hops.count
             }

@@ -57,18 +57,18 @@ struct StoreOutageTests {
             #expect(statuses[503, default: 0] > 0, "503 once the lease may have lapsed")
 
             cluster.redis.resume()
-            #expect(try eventually(timeout: 5) { try a.get("/healthz").json["store"] as? String == "ok" })
-            #expect(try eventually(timeout: 5) { try step(a).status == 200 })
+            #expect(try eventually(within: 5) { try a.get("/healthz").json["store"] as? String == "ok" })
+            #expect(try eventually(within: 5) { try step(a).status == 200 })
             // Every update answered 200 is in the store: another instance continues from it
             // (once it, too, finds the store back). Its connection is opened here, where it is
             // first used: one opened at the start idled through all of the above (4.2-4.7 s on a
             // loaded machine), too close to the server's idle timeout (`http.connectionTimeout`,
             // 5 s in tests), which then closed it just before its first request.
             let b = try cluster[1].connect(timeout: 10)
-            #expect(try eventually(timeout: 5) { try b.get("/healthz").json["store"] as? String == "ok" })
+            #expect(try eventually(within: 5) { try b.get("/healthz").json["store"] as? String == "ok" })
             // A client retries a 503 (it carries Retry-After): the handover may wait for the owner.
             var continued: (status: Int, seconds: Double, retryAfter: String?) = (0, 0, nil)
-            #expect(try eventually(timeout: 5) {
+            #expect(try eventually(within: 5) {
                 continued = try step(b)
                 return continued.status == 200
             }, "\(continued)")
@@ -144,7 +144,7 @@ struct StoreRestartTests {
             // Within a renewal round or two the owner finds its records gone and writes them back.
             for (id, var model) in sessions {
                 var reply: Reply?
-                let found = try eventually(timeout: 5) {
+                let found = try eventually(within: 5) {
                     reply = try b.update(id, #"{"offset":[0,3000],"seq":2}"#)
                     return reply?.status == 200
                 }

@@ -48,13 +48,3 @@ func withCluster<T>(_ count: Int, configure: @escaping (inout ServiceConfigurati
     defer { cluster.stop() }
     return try body(cluster)
 }
-
-/// Polls `condition` until it holds or `timeout` seconds pass.
-func eventually(timeout: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(10_000)
-    }
-    return try condition()
-}

@@ -394,6 +394,9 @@ public struct ViewportSession: Sendable {
     private mutating func takeLeaving(_ items: [Int]) -> [LeavingItem] {
         var taken: [LeavingItem] = []
         taken.reserveCapacity(items.count)
+        func leaving(_ item: Int, view: Int) -> LeavingItem {
+            LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item)
+        }
         if items.count == shown.count && !items.isEmpty {
             // Every shown item leaves (a jump): read their views, then empty the table at once
             // instead of removing the keys one by one (each removal shifts its probe run back).
@@ -402,7 +405,7 @@ public struct ViewportSession: Sendable {
             for item in items {
                 guard item > previous, let view = shown[item] else { break }
                 previous = item
-                taken.append(LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item))
+                taken.append(leaving(item, view: view))
             }
             if taken.count == items.count {
                 shown.removeAll(keepingCapacity: true)
@@ -412,7 +415,7 @@ public struct ViewportSession: Sendable {
         }
         for item in items {
             guard let view = shown.removeValue(forKey: item) else { continue }
-            taken.append(LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item))
+            taken.append(leaving(item, view: view))
         }
         return taken
     }
