@@ -102,16 +102,16 @@ struct RequestDriver {
     /// The body has ended and the socket did not take the whole rest of a live answer: a drain
     /// thread writes it while MHD keeps the connection suspended (the worker serves its other
     /// connections meanwhile); the thread resumes it when done, and the final call then closes it.
-    private func drainLive(_ rest: [UInt8]) -> MHD_Result {
+    private func drainLive(_ rest: [[UInt8]]) -> MHD_Result {
         let drains = core.liveDrains
         let socket = viewport_mhd_connection_fd(connection)
         guard socket >= 0, drains.enter() else { return .NO }  // stopping: no new threads
         let suspended = SuspendedConnection(pointer: connection)
         // A client that reads only after sending gets the rest at 1 MB/s at least.
-        let seconds = drains.timeoutSeconds + Double(rest.count) / 1_000_000
+        let seconds = drains.timeoutSeconds + Double(rest.reduce(0) { $0 + $1.count }) / 1_000_000
         MHD_suspend_connection(connection)
         let started = DetachedThread.start(stackSize: 128 * 1024) {
-            if SocketWriter.writeAll(rest, to: socket, within: seconds, wakeFD: drains.wakeReadEnd, abortWhen: { drains.isShuttingDown }) {
+            if SocketWriter.writeAll(pieces: rest, to: socket, within: seconds, wakeFD: drains.wakeReadEnd, abortWhen: { drains.isShuttingDown }) {
                 _ = shutdown(socket, Int32(SHUT_WR))
             }
             MHD_resume_connection(suspended.pointer)

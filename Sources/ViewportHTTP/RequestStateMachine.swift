@@ -69,9 +69,9 @@ struct RequestStateMachine {
         case sendLive
         /// The live answer was sent whole: shut down the socket's write side and close.
         case shutdownAndClose
-        /// Suspend the connection while a thread writes these bytes (the rest of a live answer),
-        /// shuts the write side down and resumes it; the final call then closes.
-        case drainLive([UInt8])
+        /// Suspend the connection while a thread writes these pieces in order (the rest of a live
+        /// answer), shuts the write side down and resumes it; the final call then closes.
+        case drainLive([[UInt8]])
         /// Close the connection (`MHD_NO`).
         case close
     }
@@ -198,7 +198,7 @@ struct RequestStateMachine {
             return .queue(response)
         case .stream(_, let sink, _):
             let response = sink.finish(truncated: false)
-            guard var answer = live else { return .queue(response) }
+            guard var answer = takeLive() else { return .queue(response) }
             Self.appendBody(of: response, to: &answer)
             answer.appendEnd()
             live = answer
@@ -222,8 +222,7 @@ struct RequestStateMachine {
     /// After ``Action/sendLive``: `written` bytes went out; `broken` when the socket failed (not
     /// merely full). Once everything went out, the sink's next ready piece follows.
     mutating func liveSent(_ written: Int, broken: Bool) -> Action {
-        guard !broken, var answer = live else {
-            live = nil
+        guard !broken, var answer = takeLive() else {
             if case .finishingLive = state { state = .done }
             return .close
         }
@@ -231,13 +230,11 @@ struct RequestStateMachine {
         switch state {
         case .finishingLive:
             if answer.isFlushed {
-                live = nil
                 state = .done
                 return .shutdownAndClose
             }
-            live = nil
             state = .closeOnResume
-            return .drainLive(answer.unwritten)
+            return .drainLive(answer.unwrittenPieces)
         case .stream(_, let sink, _):
             // A piece at a time, and the next only once the socket has taken the last: what the
             // client does not read waits in the sink, where its bound is kept.
@@ -327,8 +324,7 @@ struct RequestStateMachine {
     /// The body grew past its limit during a live answer: the sink's last lines (its 413 problem)
     /// end the answer, written like any mid-body answer; the rest of the body is dropped.
     private mutating func endLiveMidBody(_ response: HTTPResponse) -> Action {
-        guard var answer = live else { return answerMidBody(response) }
-        live = nil
+        guard var answer = takeLive() else { return answerMidBody(response) }
         state = .answeredMidBody
         received = 0
         Self.appendBody(of: response, to: &answer)
@@ -340,8 +336,11 @@ struct RequestStateMachine {
     /// ``LiveAnswer/thresholdBytes``, or anything once the body has arrived for
     /// ``LiveAnswer/afterSeconds``), then sends what is ready.
     private mutating func advanceLive(_ sink: any HTTPLiveBodySink, now: () -> Double) -> Action {
-        if var answer = live {
-            guard answer.isFlushed, sink.readyBytes > 0 else { return .proceed }
+        if var answer = takeLive() {
+            guard answer.isFlushed, sink.readyBytes > 0 else {
+                live = answer
+                return .proceed
+            }
             answer.append(chunk: sink.takeReady())
             live = answer
             return .sendLive
@@ -372,15 +371,24 @@ struct RequestStateMachine {
         reservedBody = 0
     }
 
-    /// Appends a response's body to a live answer as chunks (a stream is read to its end).
+    /// The live answer, moved out (nil left behind), so that changing it copies no buffer: a
+    /// copy made while `live` still held it was copied again on every append (CoW).
+    private mutating func takeLive() -> LiveAnswer? {
+        var answer: LiveAnswer?
+        swap(&answer, &live)
+        return answer
+    }
+
+    /// Appends a response's body to the end of a live answer as chunks (a stream is read to its
+    /// end).
     private static func appendBody(of response: HTTPResponse, to live: inout LiveAnswer) {
         switch response.body {
         case .bytes(let bytes):
-            live.append(chunk: bytes)
+            live.appendToEnd(chunk: bytes)
         case .buffer(let buffer):
-            live.append(chunk: buffer.bytes)
+            live.appendToEnd(chunk: buffer.bytes)
         case .stream(let stream):
-            while let chunk = stream.nextChunk() { live.append(chunk: chunk) }
+            while let chunk = stream.nextChunk() { live.appendToEnd(chunk: chunk) }
         }
     }
 }

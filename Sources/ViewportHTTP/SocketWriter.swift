@@ -16,7 +16,21 @@ enum SocketWriter {
     static func writeAll(
         _ bytes: [UInt8], to fd: Int32, within seconds: Double, wakeFD: Int32 = -1, abortWhen: () -> Bool = { false }
     ) -> Bool {
+        writeAll(bytes, to: fd, until: monotonicSeconds() + seconds, wakeFD: wakeFD, abortWhen: abortWhen)
+    }
+
+    /// ``writeAll(_:to:within:wakeFD:abortWhen:)`` for `pieces` written in order, all within
+    /// `seconds` (a live answer's end: the sink's pieces, never joined into one buffer).
+    static func writeAll(
+        pieces: [[UInt8]], to fd: Int32, within seconds: Double, wakeFD: Int32 = -1, abortWhen: () -> Bool = { false }
+    ) -> Bool {
         let deadline = monotonicSeconds() + seconds
+        return pieces.allSatisfy { writeAll($0, to: fd, until: deadline, wakeFD: wakeFD, abortWhen: abortWhen) }
+    }
+
+    private static func writeAll(
+        _ bytes: [UInt8], to fd: Int32, until deadline: Double, wakeFD: Int32, abortWhen: () -> Bool
+    ) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in

@@ -53,8 +53,14 @@ import Testing
 
         func consume(_ chunk: UnsafeRawBufferPointer) { received += chunk }
 
+        /// When set, the answer's end is these chunks (a stream) instead of "last\n".
+        var end: [[UInt8]]?
+
         func finish(truncated: Bool) -> HTTPResponse {
             finishes.append(truncated)
+            if let end, !truncated {
+                return HTTPResponse(status: 200, headers: [], body: .stream(Chunks(end)))
+            }
             return HTTPResponse(status: 200, contentType: "text/plain", body: truncated ? "problem\n" : "last\n")
         }
 
@@ -63,6 +69,12 @@ import Testing
         var readyBytes: Int { ready.reduce(0) { $0 + $1.count } }
 
         func takeReady() -> [UInt8] { ready.isEmpty ? [] : ready.removeFirst() }
+    }
+
+    final class Chunks: HTTPResponseStream, @unchecked Sendable {
+        var chunks: [[UInt8]]
+        init(_ chunks: [[UInt8]]) { self.chunks = chunks }
+        func nextChunk() -> [UInt8]? { chunks.isEmpty ? nil : chunks.removeFirst() }
     }
 
     final class Socket: WebSocketMessageHandler, @unchecked Sendable {
@@ -409,8 +421,38 @@ import Testing
             Issue.record("expected drainLive")
             return
         }
-        #expect(String(decoding: rest, as: UTF8.self) == "last\n\r\n0\r\n\r\n")
+        #expect(String(decoding: rest.joined(), as: UTF8.self) == "last\n\r\n0\r\n\r\n")
         // When the drain thread resumes the connection, the final call closes it.
+        #expect(Self.isClose(machine.bodyEnded()))
+        _ = machine.completed()
+        #expect(sink.finishes == [false])
+    }
+
+    /// A long end (a client that reads only after sending) reaches the drain thread as the
+    /// sink's own pieces: a short first chunk in the buffer, the rest not copied into it.
+    @Test func aLongEndGoesToTheDrainThreadAsTheSinksOwnPieces() {
+        let sink = LiveSink()
+        let end: [[UInt8]] = (0..<3).map { [UInt8](repeating: UInt8(ascii: "a") + UInt8($0), count: 40_000) }
+        sink.end = end
+        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
+        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
+        sink.ready = [Array("a\n".utf8)]
+        #expect(Self.isSendLive(machine.chunk(count: 1, now: 1)))
+        _ = machine.liveSent(machine.liveUnsent.utf8.count, broken: false)
+        #expect(Self.isSendLive(machine.bodyEnded()))
+        // The non-blocking send covers only the first chunk (it fits the buffer's threshold).
+        #expect(machine.liveUnsent.utf8.count == 40_000 + 8)
+        guard case .drainLive(let rest) = machine.liveSent(6, broken: false) else {
+            Issue.record("expected drainLive")
+            return
+        }
+        let expected = end.map { "9c40\r\n" + String(decoding: $0, as: UTF8.self) + "\r\n" }.joined() + "0\r\n\r\n"
+        // (Counts and a flag in the expectations: a failure then prints no 120 KB of body.)
+        let sent = Array(rest.joined())
+        let same = sent == Array(expected.utf8.dropFirst(6))
+        #expect(same)
+        // The buffer's rest, then size line, bytes and CRLF for each later chunk, then the end.
+        #expect(rest.map(\.count) == [40_002, 6, 40_000, 2, 6, 40_000, 2, 5])
         #expect(Self.isClose(machine.bodyEnded()))
         _ = machine.completed()
         #expect(sink.finishes == [false])
