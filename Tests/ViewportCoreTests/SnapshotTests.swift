@@ -12,7 +12,7 @@ struct SnapshotTests {
         "layout": [], "shown": [], "stats": [], "edits": [],
         "options": ["insets", "paging", "loop", "maxViews"],
         "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "safeWindow", "pinned", "dragBegin", "needsFullDiff"],
-        "pools": ["caps", "byClass", "sameItem", "count", "extraNames", "capByClass", "defaultCap"],
+        "pools": ["caps", "byClass", "sameItem", "count", "extraNames", "capByClass", "defaultCap", "indexed"],
         "handles": ["next"],
         "sequence": ["seq", "recorded", "bareSeq", "bareOffset"],
         "helpersBox": ["areOn", "selected", "prefetcher", "lazyLoader", "exposureTracker", "links", "loopShifts"],

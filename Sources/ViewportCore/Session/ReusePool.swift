@@ -28,6 +28,13 @@ struct ReusePool: Sendable {
         return entries.remove(at: position)
     }
 
+    /// Takes the view that last showed `item`, if one is here.
+    /// - Complexity: O(pool size), from the newest end.
+    mutating func take(lastShowing item: Int) -> Entry? {
+        guard let position = entries.lastIndex(where: { $0.lastItem == item }) else { return nil }
+        return entries.remove(at: position)
+    }
+
     /// Drops `excess` views pooled by plan `seq`, oldest first, and returns them.
     mutating func trim(excess: Int, pooledAt seq: UInt64) -> [Entry] {
         var dropped: [Entry] = []

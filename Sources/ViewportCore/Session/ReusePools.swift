@@ -3,9 +3,11 @@
 ///
 /// It keeps its invariants itself; callers only pool and take views:
 /// - `count` is the number of views in all pools;
-/// - the same-item index maps (item, class) to a view of pool `class` that last showed `item`,
-///   so an entering item finds its own last view without a search; an entry goes when its view
-///   leaves the pool;
+/// - within one pool, at most one view names a given item as the one it last showed;
+/// - while more than ``scanLimit`` views are pooled, the same-item index maps (item, class) to
+///   the view of pool `class` that last showed `item`, so an entering item finds its own last
+///   view without a search; an entry goes when its view leaves the pool. With fewer, there is
+///   no index (`indexed` false): the pool is searched from its newest end;
 /// - `extraNames` name the classes past the layout's own (`layout.reuseNames.count + k`): reuse
 ///   identifiers of pooled views that the current layout does not use (after a layout change);
 /// - the caps by class are those of `caps` for the current layout's classes and `extraNames`
@@ -19,6 +21,15 @@ struct ReusePools: Sendable {
     /// ``PooledItemKey/packed``. Keyed by class too: after a layout change an item's old view may
     /// sit in another pool.
     private var sameItem = IntMap()
+    /// Whether `sameItem` is kept (more than ``scanLimit`` views were pooled since the pools were
+    /// last empty).
+    private var indexed = false
+    /// Pooled views up to which an entering item's own view is found by searching its class's
+    /// pool (a few cache lines) rather than through the index: a jump pools ~10 views and takes
+    /// as many, and keeping the index through each put and take was 30 hash operations, about a
+    /// tenth of its time (`perf`, session 8). Past it the index is built, and kept until the
+    /// pools are empty again.
+    static let scanLimit = 32
     /// Views in all pools.
     private(set) var count = 0
     /// Reuse identifiers of pooled views that the current layout does not use, by class
@@ -37,7 +48,10 @@ struct ReusePools: Sendable {
         self.extraNames = extraNames
         self.byClass = byClass
         self.count = byClass.reduce(0) { $0 + $1.count }
-        for entry in sameItem { self.sameItem[PooledItemKey(item: entry.item, reuseClass: entry.reuseClass).packed] = entry.view }
+        if count > Self.scanLimit {
+            indexed = true
+            for entry in sameItem { self.sameItem[PooledItemKey(item: entry.item, reuseClass: entry.reuseClass).packed] = entry.view }
+        }
     }
 
     var isEmpty: Bool { count == 0 }
@@ -45,10 +59,19 @@ struct ReusePools: Sendable {
     /// The same-item index in key order (item, then class), for a snapshot.
     /// - Complexity: O(p log p) for p entries.
     var sameItemEntries: [(item: Int, reuseClass: Int, view: Int)] {
-        sameItem.map { entry in
-            let key = PooledItemKey(packed: entry.key)
-            return (item: key.item, reuseClass: key.reuseClass, view: entry.value)
-        }.sorted { ($0.item, $0.reuseClass) < ($1.item, $1.reuseClass) }
+        let entries: [(item: Int, reuseClass: Int, view: Int)]
+        if indexed {
+            entries = sameItem.map { entry in
+                let key = PooledItemKey(packed: entry.key)
+                return (item: key.item, reuseClass: key.reuseClass, view: entry.value)
+            }
+        } else {
+            // What the index would hold: every pooled view that names its last item.
+            entries = byClass.enumerated().flatMap { c, pool in
+                pool.entries.compactMap { entry in entry.lastItem.map { (item: $0, reuseClass: c, view: entry.view) } }
+            }
+        }
+        return entries.sorted { ($0.item, $0.reuseClass) < ($1.item, $1.reuseClass) }
     }
 
     // MARK: Caps and names
@@ -90,15 +113,42 @@ struct ReusePools: Sendable {
     @inline(__always)
     mutating func put(view: Int, lastItem: Int?, reuseClass c: Int, pooledAt seq: UInt64) {
         byClass.push(ReusePool.Entry(view: view, lastItem: lastItem, pooledAt: seq), reuseClass: c)
-        if let lastItem { sameItem[PooledItemKey(item: lastItem, reuseClass: c).packed] = view }
+        if indexed, let lastItem { sameItem[PooledItemKey(item: lastItem, reuseClass: c).packed] = view }
         count += 1
+        if !indexed && count > Self.scanLimit { buildIndex() }
+    }
+
+    /// Builds the same-item index from the pools.
+    /// - Complexity: O(p) expected for p pooled views.
+    private mutating func buildIndex() {
+        sameItem = IntMap()
+        for (c, pool) in byClass.enumerated() {
+            for entry in pool.entries {
+                if let item = entry.lastItem { sameItem[PooledItemKey(item: item, reuseClass: c).packed] = entry.view }
+            }
+        }
+        indexed = true
+    }
+
+    /// Drops the same-item index once the pools are empty (a jump's few views are searched).
+    @inline(__always)
+    private mutating func dropIndexIfEmpty() {
+        if indexed && count == 0 {
+            sameItem = IntMap()
+            indexed = false
+        }
     }
 
     /// Takes the pooled view of class `c` that last showed `item`, if there is one.
-    /// - Complexity: O(1) expected to find it, O(pool size) to take it out (it is usually near the
-    ///   newest end).
+    /// - Complexity: O(1) expected to find it with the index, O(pool size) without (at most
+    ///   ``scanLimit``); O(pool size) to take it out (it is usually near the newest end).
     @inline(__always)
     mutating func takeView(lastShowing item: Int, reuseClass c: Int) -> Int? {
+        guard indexed else {
+            guard c < byClass.count, let entry = byClass[c].take(lastShowing: item) else { return nil }
+            count -= 1
+            return entry.view
+        }
         let key = PooledItemKey(item: item, reuseClass: c).packed
         // One probe: removed first, put back in the (inconsistent, never seen) case that its
         // pool does not hold the view.
@@ -108,6 +158,7 @@ struct ReusePools: Sendable {
             return nil
         }
         count -= 1
+        dropIndexIfEmpty()
         return view
     }
 
@@ -118,6 +169,7 @@ struct ReusePools: Sendable {
         guard c < byClass.count, let entry = byClass[c].popNewest() else { return nil }
         forget(entry, reuseClass: c)
         count -= 1
+        dropIndexIfEmpty()
         return entry
     }
 
@@ -134,13 +186,14 @@ struct ReusePools: Sendable {
                 dropped.insert(entry.view)
             }
         }
+        dropIndexIfEmpty()
         return dropped
     }
 
     /// Drops the same-item index entry of a view leaving its pool.
     @inline(__always)
     private mutating func forget(_ entry: ReusePool.Entry, reuseClass c: Int) {
-        guard let item = entry.lastItem else { return }
+        guard indexed, let item = entry.lastItem else { return }
         sameItem.removeValue(forKey: PooledItemKey(item: item, reuseClass: c).packed, ifEqualTo: entry.view)
     }
 
@@ -151,21 +204,27 @@ struct ReusePools: Sendable {
     mutating func removeAll() {
         byClass = []
         sameItem = IntMap()
+        indexed = false
         count = 0
         extraNames = []
     }
 
     /// Adopts a client's pool of class `c` (a resync after `removeAll()`): `views` with the items
     /// they last showed, oldest first, as pooled by plan `seq`. The class gets a pool even when
-    /// `views` is empty.
+    /// `views` is empty. An item named by several views is the last item of the newest only (the
+    /// others are pooled as views of no item), so that one view at most names it.
     /// - Complexity: O(v) expected for v views, plus O(c) for a class c past the end.
     mutating func adopt(_ views: [ResyncState.PooledView], reuseClass c: Int, pooledAt seq: UInt64) {
         if byClass.count <= c { byClass.append(contentsOf: repeatElement(ReusePool(), count: c - byClass.count + 1)) }
-        for pooled in views {
-            byClass[c].push(ReusePool.Entry(view: pooled.view, lastItem: pooled.item, pooledAt: seq))
-            sameItem[PooledItemKey(item: pooled.item, reuseClass: c).packed] = pooled.view
+        var newest: [Int: Int] = [:]
+        for (k, pooled) in views.enumerated() { newest[pooled.item] = k }
+        for (k, pooled) in views.enumerated() {
+            let lastItem = newest[pooled.item] == k ? pooled.item : nil
+            byClass[c].push(ReusePool.Entry(view: pooled.view, lastItem: lastItem, pooledAt: seq))
+            if indexed, let lastItem { sameItem[PooledItemKey(item: lastItem, reuseClass: c).packed] = pooled.view }
             count += 1
         }
+        if !indexed && count > Self.scanLimit { buildIndex() }
     }
 
     /// Renumbers the pools to `remap.new`: pools carry over by reuse identifier (`remap`'s classes,
@@ -182,13 +241,13 @@ struct ReusePools: Sendable {
                     // Within one pool, one entry at most names an item (it would have taken its
                     // view back), so the index stays one to one.
                     entry.lastItem = remap.position(item)
-                    if let moved = entry.lastItem { newSameItem[PooledItemKey(item: moved, reuseClass: mapped).packed] = entry.view }
+                    if indexed, let moved = entry.lastItem { newSameItem[PooledItemKey(item: moved, reuseClass: mapped).packed] = entry.view }
                 }
                 newPools.push(entry, reuseClass: mapped)
             }
         }
         byClass = newPools
-        sameItem = newSameItem
+        sameItem = indexed ? newSameItem : IntMap()
         extraNames = remap.extraNames
     }
 }
