@@ -64,8 +64,9 @@ import ViewportTestSupport
         #expect(wasIndexedAbove < 19_000)
     }
 
-    /// A resync's pool naming one item twice: only the newest view names it, with or without the
-    /// index, so taking the item's view twice finds it once.
+    /// A resync's pool naming one item twice: the newest view is the item's own (the index is
+    /// built for it even below the limit), found once; the older still says it last showed the
+    /// item (as the client said).
     @Test(arguments: [3, ReusePools.scanLimit + 5])
     func anAdoptedItemNamedTwiceIsTheNewestViewsOnly(views: Int) {
         var pools = ReusePools(caps: PoolCaps())
@@ -77,5 +78,18 @@ import ViewportTestSupport
         #expect(pools.takeView(lastShowing: 7, reuseClass: 0) == nil)
         #expect(pools.count == views - 1)
         #expect(pools.sameItemEntries.filter { $0.item == 7 }.isEmpty)
+        #expect(pools.byClass[0].entries.contains { $0.view == 0 && $0.lastItem == 7 })
+    }
+
+    /// A snapshot's pools restore with their index when it is not what the pools say (a pool that
+    /// named an item twice), and without one when it is.
+    @Test func restoredPoolsKeepTheirIndexWhenItIsNotWhatThePoolsSay() {
+        let entries = [ReusePool.Entry(view: 0, lastItem: 7, pooledAt: 1), ReusePool.Entry(view: 1, lastItem: 7, pooledAt: 1)]
+        var restored = ReusePools(caps: PoolCaps(), extraNames: [], byClass: [ReusePool(entries: entries)], sameItem: [])
+        // The given index is empty: neither view is found by its item.
+        #expect(restored.takeView(lastShowing: 7, reuseClass: 0) == nil)
+        var plain = ReusePools(
+            caps: PoolCaps(), extraNames: [], byClass: [ReusePool(entries: [entries[0]])], sameItem: [(item: 7, reuseClass: 0, view: 0)])
+        #expect(plain.takeView(lastShowing: 7, reuseClass: 0) == 0)
     }
 }

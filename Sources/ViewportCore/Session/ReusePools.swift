@@ -3,11 +3,12 @@
 ///
 /// It keeps its invariants itself; callers only pool and take views:
 /// - `count` is the number of views in all pools;
-/// - within one pool, at most one view names a given item as the one it last showed;
-/// - while more than ``scanLimit`` views are pooled, the same-item index maps (item, class) to
-///   the view of pool `class` that last showed `item`, so an entering item finds its own last
-///   view without a search; an entry goes when its view leaves the pool. With fewer, there is
-///   no index (`indexed` false): the pool is searched from its newest end;
+/// - the same-item index maps (item, class) to the view of pool `class` that last showed `item`,
+///   so an entering item finds its own last view without a search; an entry goes when its view
+///   leaves the pool. It is kept (`indexed`) once more than ``scanLimit`` views are pooled, or
+///   when a pool names an item by two views (a resync's, or a snapshot's: the index then says
+///   which one an entering item takes back), until the pools are empty; before that, each pool
+///   names an item by one view at most, and the pool is searched from its newest end instead;
 /// - `extraNames` name the classes past the layout's own (`layout.reuseNames.count + k`): reuse
 ///   identifiers of pooled views that the current layout does not use (after a layout change);
 /// - the caps by class are those of `caps` for the current layout's classes and `extraNames`
@@ -48,7 +49,10 @@ struct ReusePools: Sendable {
         self.extraNames = extraNames
         self.byClass = byClass
         self.count = byClass.reduce(0) { $0 + $1.count }
-        if count > Self.scanLimit {
+        // Without an index only when the given one is what the pools themselves say.
+        if count > Self.scanLimit || sameItemEntries.map({ [$0.item, $0.reuseClass, $0.view] }) != sameItem
+            .map({ [$0.item, $0.reuseClass, $0.view] }).sorted(by: { $0.lexicographicallyPrecedes($1) })
+        {
             indexed = true
             for entry in sameItem { self.sameItem[PooledItemKey(item: entry.item, reuseClass: entry.reuseClass).packed] = entry.view }
         }
@@ -211,20 +215,17 @@ struct ReusePools: Sendable {
 
     /// Adopts a client's pool of class `c` (a resync after `removeAll()`): `views` with the items
     /// they last showed, oldest first, as pooled by plan `seq`. The class gets a pool even when
-    /// `views` is empty. An item named by several views is the last item of the newest only (the
-    /// others are pooled as views of no item), so that one view at most names it.
+    /// `views` is empty. An item named by several views is taken back by the newest (the index
+    /// says so: the pools keep it from then on).
     /// - Complexity: O(v) expected for v views, plus O(c) for a class c past the end.
     mutating func adopt(_ views: [ResyncState.PooledView], reuseClass c: Int, pooledAt seq: UInt64) {
         if byClass.count <= c { byClass.append(contentsOf: repeatElement(ReusePool(), count: c - byClass.count + 1)) }
-        var newest: [Int: Int] = [:]
-        for (k, pooled) in views.enumerated() { newest[pooled.item] = k }
-        for (k, pooled) in views.enumerated() {
-            let lastItem = newest[pooled.item] == k ? pooled.item : nil
-            byClass[c].push(ReusePool.Entry(view: pooled.view, lastItem: lastItem, pooledAt: seq))
-            if indexed, let lastItem { sameItem[PooledItemKey(item: lastItem, reuseClass: c).packed] = pooled.view }
+        for pooled in views {
+            byClass[c].push(ReusePool.Entry(view: pooled.view, lastItem: pooled.item, pooledAt: seq))
+            if indexed { sameItem[PooledItemKey(item: pooled.item, reuseClass: c).packed] = pooled.view }
             count += 1
         }
-        if !indexed && count > Self.scanLimit { buildIndex() }
+        if !indexed && (count > Self.scanLimit || Set(views.map(\.item)).count < views.count) { buildIndex() }
     }
 
     /// Renumbers the pools to `remap.new`: pools carry over by reuse identifier (`remap`'s classes,
