@@ -35,7 +35,7 @@ struct LiveAnswer {
     mutating func append(chunk bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         compact()
-        pending += Array(String(bytes.count, radix: 16).utf8) + [13, 10]
+        pending += Self.sizeLine(bytes.count)
         pending += bytes
         pending += [13, 10]
     }
@@ -46,7 +46,7 @@ struct LiveAnswer {
     mutating func appendToEnd(chunk bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
         guard following.isEmpty && pending.count - offset + bytes.count <= Self.thresholdBytes else {
-            following.append(Array(String(bytes.count, radix: 16).utf8) + [13, 10])
+            following.append(Self.sizeLine(bytes.count))
             following.append(bytes)
             following.append([13, 10])
             return
@@ -81,6 +81,9 @@ struct LiveAnswer {
 
     /// The bytes not sent yet, in one buffer.
     var unwritten: [UInt8] { unwrittenPieces.flatMap { $0 } }
+
+    /// A chunk's size line: its length in hex, CRLF.
+    private static func sizeLine(_ count: Int) -> [UInt8] { Array(String(count, radix: 16).utf8) + [13, 10] }
 
     private mutating func compact() {
         if offset == pending.count {

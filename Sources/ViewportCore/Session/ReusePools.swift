@@ -234,21 +234,17 @@ struct ReusePools: Sendable {
     /// - Complexity: O(p) for p pooled views.
     mutating func remap(_ remap: inout ItemRemap) {
         var newPools: [ReusePool] = []
-        var newSameItem = IntMap()
         for (c, pool) in byClass.enumerated() {
             let mapped = remap.reuseClass(ofOld: c)
             for var entry in pool.entries {
-                if let item = entry.lastItem {
-                    // Within one pool, one entry at most names an item (it would have taken its
-                    // view back), so the index stays one to one.
-                    entry.lastItem = remap.position(item)
-                    if indexed, let moved = entry.lastItem { newSameItem[PooledItemKey(item: moved, reuseClass: mapped).packed] = entry.view }
-                }
+                // Within one pool, one entry at most names an item (it would have taken its view
+                // back), so the rebuilt index stays one to one.
+                entry.lastItem = entry.lastItem.flatMap { remap.position($0) }
                 newPools.push(entry, reuseClass: mapped)
             }
         }
         byClass = newPools
-        sameItem = indexed ? newSameItem : IntMap()
+        if indexed { buildIndex() }
         extraNames = remap.extraNames
     }
 }
