@@ -51,11 +51,11 @@ import ViewportTestSupport
     }
 
     @Test func gracefulStopFinishesInFlightRequestsAndRefusesNewOnes() throws {
-        let server = HTTPServer(
-            // /slow takes 2.5 s: the drain lasts that long, and the poll below must get its 503
-            // before the drain ends and the stop closes the connection. With 1 s, a run of the
-            // whole suite on a machine also running a CI build starved the poll past it once.
-            configuration: .init(port: 0, threads: 2, drainTimeout: 5), handler: TestHandler(slowDelay: 2.5))
+        // /slow stays in flight until the test opens its gate, after the poll below got its 503:
+        // the drain lasts until then, whatever the machine's load (a fixed 2.5 s drain was
+        // starved past twice in full runs of the suite beside other work).
+        let handler = TestHandler(gatedSlow: true)
+        let server = HTTPServer(configuration: .init(port: 0, threads: 2, drainTimeout: 30), handler: handler)
         try server.start()
         let port = server.port
         let slowStatus = Atomic<Int>(0)
@@ -80,17 +80,22 @@ import ViewportTestSupport
         // Polled for on the connection accepted before the stop, until the drain has begun (a
         // request before it is answered 200 and keeps the connection).
         var during = HTTPTestResponse(status: 0, reason: "", headers: [], body: [], wasChunked: false)
-        #expect(try eventually {
+        #expect(try eventually(within: 20) {
             during = try drainClient.send(method: "GET", path: "/hello")
             return during.status == 503
         })
         #expect(during.status == 503)
         #expect(during.closesConnection)
+        // The stop waits for /slow: still draining a moment later.
+        Thread.sleep(forTimeInterval: 0.2)
         let stoppedEarly = stopped.load(ordering: .relaxed)
         #expect(!stoppedEarly)
-        let deadline = Date().addingTimeInterval(5)
+        #expect(server.inFlightRequests == 1)
+        handler.openSlowGate()
+        let deadline = Date().addingTimeInterval(10)
         while !stopped.load(ordering: .relaxed) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         let stoppedInTime = stopped.load(ordering: .relaxed)
+        _ = eventually(within: 5) { slowStatus.load(ordering: .relaxed) != 0 }
         let slowResult = slowStatus.load(ordering: .relaxed)
         #expect(stoppedInTime)
         #expect(slowResult == 200)

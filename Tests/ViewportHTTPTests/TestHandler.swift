@@ -12,10 +12,19 @@ final class TestHandler: HTTPHandler {
     /// WebSocket handlers told `closed()` so far.
     let socketsClosed = Atomic<Int>(0)
 
-    init(limit: Int = 1024, slowDelay: Double = 0.8) {
+    /// When set, `/slow` answers once the test opens it (or after 60 s) instead of after
+    /// `slowDelay`: a request that stays in flight exactly as long as the test needs.
+    let gatedSlow: Bool
+    private let slowGateOpen = Atomic<Bool>(false)
+
+    init(limit: Int = 1024, slowDelay: Double = 0.8, gatedSlow: Bool = false) {
         self.limit = limit
         self.slowDelay = slowDelay
+        self.gatedSlow = gatedSlow
     }
+
+    /// Lets a gated `/slow` answer.
+    func openSlowGate() { slowGateOpen.store(true, ordering: .sequentiallyConsistent) }
 
     func begin(_ head: HTTPRequestHead) -> HTTPRequestAction {
         switch (head.method, head.path) {
@@ -38,7 +47,12 @@ final class TestHandler: HTTPHandler {
             let count = Int(head.query ?? "") ?? 10
             return .respond(HTTPResponse(status: 200, headers: [("Content-Type", "text/plain")], body: .stream(CountingStream(lines: count))))
         case ("GET", "/slow"):
-            Thread.sleep(forTimeInterval: slowDelay)
+            if gatedSlow {
+                let deadline = Date().addingTimeInterval(60)
+                while !slowGateOpen.load(ordering: .sequentiallyConsistent) && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            } else {
+                Thread.sleep(forTimeInterval: slowDelay)
+            }
             return .respond(HTTPResponse(status: 200, contentType: "text/plain", body: "slow done"))
         case (_, "/ws"):
             switch WebSocketHandshake.validate(head) {

@@ -143,6 +143,21 @@ struct ReusePools: Sendable {
         }
     }
 
+    /// Whether a pooled view may have last shown an item in `range`: false when none did, so a
+    /// plan's entering items skip their searches for their own views (a jump's entering items
+    /// are all elsewhere, and searching the pool for each was a fifth of its plan, `perf`).
+    /// Always true with the index, whose lookups cost no search.
+    /// - Complexity: O(p) for p pooled views (at most ``scanLimit`` without the index).
+    func mayHoldItems(in range: ClosedRange<Int>) -> Bool {
+        guard !indexed else { return true }
+        for pool in byClass {
+            for entry in pool.entries {
+                if let item = entry.lastItem, range.contains(item) { return true }
+            }
+        }
+        return false
+    }
+
     /// Takes the pooled view of class `c` that last showed `item`, if there is one.
     /// - Complexity: O(1) expected to find it with the index, O(pool size) without (at most
     ///   ``scanLimit``); O(pool size) to take it out (it is usually near the newest end).

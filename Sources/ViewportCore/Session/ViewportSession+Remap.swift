@@ -79,7 +79,7 @@ extension ViewportSession {
     ///   when `remap.isIdentity`.
     mutating func remapItems(_ remap: inout ItemRemap) {
         guard !remap.isIdentity else { return }
-        var newShown = IntMap()
+        var newShown = ShownViews()
         for (item, view) in shown {
             if let j = remap.position(item) { newShown[j] = view }
         }

@@ -61,7 +61,7 @@ extension ViewportSession {
         // Valid: adopt it.
         // The client's views say nothing of its motion: the region is the still one.
         scroll.move(to: state.offset, viewport: newViewport, motion: .none)
-        shown = IntMap()
+        shown = ShownViews()
         for entry in state.visible { shown[entry.item] = entry.view }
         pools.removeAll()
         for (c, (_, views)) in zip(classes, state.pool) { pools.adopt(views, reuseClass: c, pooledAt: state.seq) }

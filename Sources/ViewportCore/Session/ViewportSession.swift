@@ -7,7 +7,7 @@ public struct ViewportSession: Sendable {
     /// Offset, viewport, motion and region, the client's clock, safe window, pinned header and drag.
     var scroll: ScrollState
     /// Item → view of every materialized item.
-    var shown = IntMap()
+    var shown = ShownViews()
     /// Pooled views by reuse class, with their count, the same-item index and the caps.
     var pools: ReusePools
     /// The handle of the next new view.
@@ -350,7 +350,7 @@ public struct ViewportSession: Sendable {
     /// `changedItems(in: a, notIn: b)` when `a` is the session's region (every item it
     /// materializes is shown; a pinned header outside it is not in `a`), found among the shown
     /// items instead of by a query.
-    /// - Complexity: O(k log k) for k shown items.
+    /// - Complexity: O(k) for k shown items (O(k log k) past `ShownViews.orderedLimit`).
     func shownItems(in a: Region, notIn b: Region) -> [Int] {
         var found: [Int] = []
         found.reserveCapacity(shown.count)
@@ -359,7 +359,8 @@ public struct ViewportSession: Sendable {
             let r = rects[item]
             if a.intersects(r) && !b.intersects(r) { found.append(item) }
         }
-        found.sort()
+        // The ordered form iterates in layout order already.
+        if !shown.isOrdered { found.sort() }
         return found
     }
 
@@ -397,10 +398,18 @@ public struct ViewportSession: Sendable {
         func leaving(_ item: Int, view: Int) -> LeavingItem {
             LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item)
         }
-        if items.count == shown.count && !items.isEmpty {
-            // Every shown item leaves (a jump): read their views, then empty the table at once
-            // instead of removing the keys one by one (each removal shifts its probe run back).
-            // Only when each item is shown and comes once (in layout order, increasing).
+        if items.count == shown.count && !items.isEmpty && shown.hasKeys(items) {
+            // Every shown item leaves (a jump), in the ordered form: their views in one pass,
+            // then the array emptied at once.
+            for (item, view) in shown { taken.append(leaving(item, view: view)) }
+            shown.removeAll(keepingCapacity: true)
+            return taken
+        }
+        if items.count == shown.count && !items.isEmpty && !shown.isOrdered {
+            // Every shown item leaves (a jump), in the hash form: read their views, then empty
+            // the table at once instead of removing the keys one by one (each removal shifts its
+            // probe run back). Only when each item is shown and comes once (in layout order,
+            // increasing).
             var previous = -1
             for item in items {
                 guard item > previous, let view = shown[item] else { break }
@@ -444,7 +453,7 @@ public struct ViewportSession: Sendable {
         var create: [PlanEntry] = []
         withUnsafeTemporaryAllocation(of: EnteringView?.self, capacity: entering.count) { assigned in
             assigned.initialize(repeating: nil)
-            if !pools.isEmpty {
+            if !pools.isEmpty, let low = entering.min(), let high = entering.max(), pools.mayHoldItems(in: low...high) {
                 for (k, item) in entering.enumerated() {
                     guard let c = layout.poolClass(of: item), let view = pools.takeView(lastShowing: item, reuseClass: c) else { continue }
                     assigned[k] = EnteringView(view: view, reused: true, rebind: false)
