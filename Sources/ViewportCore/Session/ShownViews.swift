@@ -65,14 +65,25 @@ package struct ShownViews: Sendable, Sequence {
             guard p < ordered.count, Self.item(ordered[p]) == item else { return nil }
             return Self.view(ordered[p])
         }
-        set {
+        @inline(__always) set {
             if let newValue { insert(item, newValue) } else { removeValue(forKey: item) }
         }
     }
 
-    /// - Complexity: O(k) while ordered (O(1) for an item after every shown one, as a scroll
-    ///   down or a refilled jump adds them), O(1) expected in the hash form.
+    /// - Complexity: O(1) for an item after every shown one (as a scroll down or a refilled
+    ///   jump adds them: inlined, one comparison and an append), else as `insertInPlace`.
+    @inline(__always)
     private mutating func insert(_ item: Int, _ view: Int) {
+        if table == nil, ordered.count < Self.orderedLimit, item >= 0, Self.fits(item, view), ordered.last.map({ Self.item($0) < item }) ?? true {
+            ordered.append(UInt64(item) << 32 | UInt64(view))
+            return
+        }
+        insertInPlace(item, view)
+    }
+
+    /// - Complexity: O(k) while ordered, O(1) expected in the hash form.
+    @inline(never)
+    private mutating func insertInPlace(_ item: Int, _ view: Int) {
         precondition(item >= 0, "items are non-negative")
         if table == nil {
             if Self.fits(item, view) {
