@@ -351,7 +351,7 @@ extension Layout {
                 }
             case .sections:
                 // A layout with stacks: its sections form is the whole body.
-                var rebuilt = try decodeSections(&r, maxItems: maxItems)
+                let rebuilt = try decodeSections(&r, maxItems: maxItems)
                 try r.finish()
                 guard rebuilt.count == total else { throw .invalid("\(rebuilt.count) items, the header says \(total)") }
                 let layout = try valid { () throws(LayoutError) in try rebuilt.build() }
