@@ -12,7 +12,8 @@ import Testing
     }
 
     @Test func integersOfEveryLengthAndSignAreWrittenAsSwiftPrintsThem() {
-        var values: [Int] = [0, 9, 10, 99, 100, 101, 999, 1000, 9999, 10_000, 99_999, 100_000, Int.max, Int.min, Int.min + 1]
+        // Every value around the one- and two-digit fast paths, then the edges of each length.
+        var values: [Int] = Array(-120...120) + [999, 1000, 9999, 10_000, 99_999, 100_000, Int.max, Int.min, Int.min + 1]
         var power = 1
         for _ in 0..<18 {
             power *= 10

@@ -110,7 +110,8 @@ package struct ShownViews: Sendable, Sequence {
 
     /// Removes `item` and answers its view, if it was shown.
     /// - Complexity: O(k) while ordered, O(1) expected in the hash form (amortized: moving back
-    ///   to the ordered form is O(k log k) once the count falls to a quarter of the limit).
+    ///   to the ordered form is O(c) for a table of c slots, once, when the count falls to a
+    ///   quarter of the limit).
     @discardableResult
     package mutating func removeValue(forKey item: Int) -> Int? {
         guard var map = table else {
@@ -121,7 +122,9 @@ package struct ShownViews: Sendable, Sequence {
         }
         table = nil  // `map` is the only reference while it changes
         let removed = map.removeValue(forKey: item)
-        if map.count <= Self.orderedLimit / 4 && map.allSatisfy({ Self.fits($0.key, $0.value) }) {
+        // Checked when the count falls to the mark, not below it: a table kept for a wide pair is
+        // then not scanned on every later removal.
+        if map.count == Self.orderedLimit / 4 && map.allSatisfy({ Self.fits($0.key, $0.value) }) {
             ordered = map.map { UInt64($0.key) << 32 | UInt64($0.value) }.sorted()
         } else {
             table = map

@@ -338,6 +338,15 @@ public struct JSONWriter: ~Copyable {
             append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
+        if value >= 10 && value < 100 {
+            // Two digits (view handles, small sizes): one pair, no digit count.
+            reserve(2)
+            let pairs = Self.digitPairsLiteral.utf8Start
+            base[count] = pairs[value &* 2]
+            base[count &+ 1] = pairs[value &* 2 &+ 1]
+            count &+= 2
+            return
+        }
         // A sign and 20 digits hold any Int.
         reserve(21)
         if value < 0 {
