@@ -263,7 +263,7 @@ public final class SpatialIndex: @unchecked Sendable {
     @inline(__always)
     private func firstReaching(_ near: Float, prefetch address: (Int) -> UnsafeRawPointer?) -> Int {
         let top = reachTop
-        let block = Self.firstNotBelow(near, in: top, from: 0, count: top.count)
+        let block = top.firstIndex(notBelow: near, from: 0, count: top.count)
         guard block < top.count else { return count }
         let start = block &* Self.reachBlock
         let length = min(Self.reachBlock, count &- start)
@@ -274,26 +274,7 @@ public final class SpatialIndex: @unchecked Sendable {
                 line += 64
             }
         }
-        return Self.firstNotBelow(near, in: reach, from: start, count: length)
-    }
-
-    /// The first position in `values[from..<from + count]` (non-decreasing) whose value is not
-    /// below `near`, or `from + count`.
-    /// - Complexity: O(log count).
-    @inline(__always)
-    private static func firstNotBelow(_ near: Float, in values: UnsafeMutableBufferPointer<Float>, from: Int, count: Int) -> Int {
-        var first = from
-        var length = count
-        while length > 0 {
-            let half = length >> 1
-            if values[first &+ half] < near {
-                first = first &+ half &+ 1
-                length = length &- half &- 1
-            } else {
-                length = half
-            }
-        }
-        return first
+        return reach.firstIndex(notBelow: near, from: start, count: length)
     }
 
     /// Calls `body(start, end)` with the leaf range of every level-one node whose box touches the

@@ -40,19 +40,7 @@ package struct ShownViews: Sendable, Sequence {
     /// - Complexity: O(log k) for k items shown.
     @inline(__always)
     private func position(of item: Int) -> Int {
-        let key = UInt64(item) << 32
-        var first = 0
-        var length = ordered.count
-        while length > 0 {
-            let half = length >> 1
-            if ordered[first &+ half] < key {
-                first = first &+ half &+ 1
-                length = length &- half &- 1
-            } else {
-                length = half
-            }
-        }
-        return first
+        ordered.firstIndex(notBelow: UInt64(item) << 32, from: 0, count: ordered.count)
     }
 
     /// The view of `item`; setting nil removes it.

@@ -398,29 +398,31 @@ public struct ViewportSession: Sendable {
         func leaving(_ item: Int, view: Int) -> LeavingItem {
             LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item)
         }
-        if items.count == shown.count && !items.isEmpty && shown.hasKeys(items) {
-            // Every shown item leaves (a jump), in the ordered form: their views in one pass,
-            // then the array emptied at once.
-            for (item, view) in shown { taken.append(leaving(item, view: view)) }
-            shown.removeAll(keepingCapacity: true)
-            return taken
-        }
-        if items.count == shown.count && !items.isEmpty && !shown.isOrdered {
-            // Every shown item leaves (a jump), in the hash form: read their views, then empty
-            // the table at once instead of removing the keys one by one (each removal shifts its
-            // probe run back). Only when each item is shown and comes once (in layout order,
-            // increasing).
-            var previous = -1
-            for item in items {
-                guard item > previous, let view = shown[item] else { break }
-                previous = item
-                taken.append(leaving(item, view: view))
-            }
-            if taken.count == items.count {
+        if items.count == shown.count && !items.isEmpty {
+            if shown.hasKeys(items) {
+                // Every shown item leaves (a jump), in the ordered form: their views in one pass,
+                // then the array emptied at once.
+                for (item, view) in shown { taken.append(leaving(item, view: view)) }
                 shown.removeAll(keepingCapacity: true)
                 return taken
             }
-            taken.removeAll(keepingCapacity: true)
+            if !shown.isOrdered {
+                // Every shown item leaves (a jump), in the hash form: read their views, then
+                // empty the table at once instead of removing the keys one by one (each removal
+                // shifts its probe run back). Only when each item is shown and comes once (in
+                // layout order, increasing).
+                var previous = -1
+                for item in items {
+                    guard item > previous, let view = shown[item] else { break }
+                    previous = item
+                    taken.append(leaving(item, view: view))
+                }
+                if taken.count == items.count {
+                    shown.removeAll(keepingCapacity: true)
+                    return taken
+                }
+                taken.removeAll(keepingCapacity: true)
+            }
         }
         for item in items {
             guard let view = shown.removeValue(forKey: item) else { continue }
