@@ -23,8 +23,8 @@ func runCoreBench(layout: Layout, viewport: Size, smallSteps: [Double], jumps: [
         let start = cpuNow()
         for y in offsets {
             let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: y)))
-            changes &+= plan.create.count &+ plan.reuse.count
-            leaving &+= plan.recycle.count &+ plan.discard.count
+            changes &+= plan.createCount &+ plan.reuseCount
+            leaving &+= plan.recycleCount &+ plan.discardCount
         }
         return (cpuNow() - start, changes, leaving)
     }

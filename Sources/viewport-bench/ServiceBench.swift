@@ -56,7 +56,7 @@ enum ServiceBench {
                     for k in 0..<sessions {
                         coreYs[k] = bounce(coreYs[k], step, maxY)
                         let plan = try cores[k].apply(ViewportUpdate(offset: Point(x: 0, y: reflect(coreYs[k], maxY))))
-                        entries &+= plan.recycle.count &+ plan.reuse.count
+                        entries &+= plan.recycleCount &+ plan.reuseCount
                     }
                 }
                 let core = (now() - t0) / Double(coreRounds * sessions) * 1e9

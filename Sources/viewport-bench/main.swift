@@ -155,7 +155,7 @@ let contentHeight = layout.contentSize.height
     let start = now()
     for y in offsets {
         let plan = try session.apply(ViewportUpdate(offset: Point(x: 0, y: y)))
-        changes &+= plan.create.count &+ plan.reuse.count
+        changes &+= plan.createCount &+ plan.reuseCount
     }
     return (Double(offsets.count) / (now() - start), changes)
 }
@@ -191,7 +191,7 @@ let contentHeight = layout.contentSize.height
                         let v: Point? = velocity ? Point(x: 0, y: (y - last) * 60) : nil
                         last = y
                         let plan = try sessions[k].apply(ViewportUpdate(offset: Point(x: 0, y: y), velocity: v))
-                        changes[k] &+= plan.create.count &+ plan.reuse.count
+                        changes[k] &+= plan.createCount &+ plan.reuseCount
                     }
                     seconds[k] += now() - t0
                 }

@@ -12,30 +12,46 @@ public struct Plan: Hashable, Sendable {
     /// items are in this offset's coordinates.
     public var offset: Point
     /// Items that left; their views go into the reuse pool of their identifier.
+    /// (Builds an array: encoders read `withViewLists` instead.)
     public var recycle: [PlanEntry] {
-        get { views?.recycle ?? [] }
+        get { withViewLists { $0.recycle.map { PlanEntry(item: $0.item, view: $0.view) } } }
         set { setViews(recycle: newValue, discard: discard, reuse: reuse, create: create) }
     }
     /// Items that left; their views are released.
     public var discard: [PlanEntry] {
-        get { views?.discard ?? [] }
+        get { withViewLists { $0.discard.map { PlanEntry(item: $0.item, view: $0.view) } } }
         set { setViews(recycle: recycle, discard: newValue, reuse: reuse, create: create) }
     }
     /// Items that entered and take a pooled view.
     public var reuse: [ReuseEntry] {
-        get { views?.reuse ?? [] }
+        get { withViewLists { Array($0.reuse) } }
         set { setViews(recycle: recycle, discard: discard, reuse: newValue, create: create) }
     }
     /// Items that entered and need a new view.
     public var create: [PlanEntry] {
-        get { views?.create ?? [] }
+        get { withViewLists { $0.create.map { PlanEntry(item: $0.item, view: $0.view) } } }
         set { setViews(recycle: recycle, discard: discard, reuse: reuse, create: newValue) }
     }
-    /// The four view lists; nil when all are empty (most updates of a drag). One reference instead
-    /// of four arrays: a plan is copied and destroyed a few times on its way out (the last one is
-    /// kept for retries), and each array was a retain and a release every time (`perf` of
-    /// `viewport-bench 1000000 still`: ~30 % of an update that changes nothing).
-    private var views: PlanViews?
+    /// How many entries `recycle`, `discard`, `reuse` and `create` have, without building them.
+    public var recycleCount: Int { views?.counts.recycle ?? 0 }
+    public var discardCount: Int { views?.counts.discard ?? 0 }
+    public var reuseCount: Int { views?.counts.reuse ?? 0 }
+    public var createCount: Int { views?.counts.create ?? 0 }
+
+    /// Calls `body` with the four view lists read in place (no array built); the buffers are
+    /// valid only inside `body`.
+    public func withViewLists<R>(_ body: (PlanViewLists) throws -> R) rethrows -> R {
+        guard let views else { return try body(.empty) }
+        return try withExtendedLifetime(views) { try body(views.lists) }
+    }
+
+    /// The four view lists in one allocation; nil when all are empty (most updates of a drag).
+    /// One reference instead of four arrays: a plan is copied and destroyed a few times on its
+    /// way out (the last one is kept for retries), and each array was a retain and a release
+    /// every time (`perf` of `viewport-bench 1000000 still`: ~30 % of an update that changes
+    /// nothing); and one allocation instead of one per list (see `PlanViews`). The box is never
+    /// changed after it is made (`ManagedBuffer` cannot conform to `Sendable` itself).
+    nonisolated(unsafe) private var views: PlanViews?
     /// Helper outputs; nil when there are none. Boxed so that a plan without them stays the size
     /// of the view lists (plans are copied on every update).
     private var box: PlanExtras.Box?
@@ -58,11 +74,19 @@ public struct Plan: Hashable, Sendable {
         setViews(recycle: recycle, discard: discard, reuse: reuse, create: create)
     }
 
+    /// A plan whose view lists `fill` writes in place: `counts.total` entries in storage order
+    /// (recycle, discard, reuse, create), every one of them initialized.
+    init(seq: UInt64, offset: Point, counts: PlanViews.Counts, fill: (UnsafeMutablePointer<ReuseEntry>) -> Void) {
+        self.seq = seq
+        self.offset = offset
+        if counts.total > 0 { views = PlanViews.make(counts: counts, fill: fill) }
+    }
+
     /// Replaces the four view lists (one box, or nil when all are empty).
     private mutating func setViews(recycle: [PlanEntry], discard: [PlanEntry], reuse: [ReuseEntry], create: [PlanEntry]) {
         views =
             recycle.isEmpty && discard.isEmpty && reuse.isEmpty && create.isEmpty
-            ? nil : PlanViews(recycle: recycle, discard: discard, reuse: reuse, create: create)
+            ? nil : PlanViews.make(recycle: recycle, discard: discard, reuse: reuse, create: create)
     }
 
     /// True when the plan asks the client to do nothing to its views.

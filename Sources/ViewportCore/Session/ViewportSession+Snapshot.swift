@@ -357,7 +357,7 @@ extension ViewportSession {
 
     private func writePlan(_ plan: Plan, _ w: inout BinaryWriter) {
         let old = plan.previousLayout ?? layout
-        func entries(_ list: [PlanEntry], in layout: Layout) {
+        func entries(_ list: some Collection<some ItemAndView>, in layout: Layout) {
             w.count(list.count)
             for entry in list {
                 layout.withIDBytes(at: entry.item) { w.lengthPrefixed($0) }
@@ -378,15 +378,17 @@ extension ViewportSession {
         }
         w.varint(plan.seq)
         w.point(plan.offset)
-        entries(plan.recycle, in: old)
-        entries(plan.discard, in: old)
-        w.count(plan.reuse.count)
-        for entry in plan.reuse {
-            writeItem(entry.item, &w)
-            w.count(entry.view)
-            w.bool(entry.rebind)
+        plan.withViewLists { lists in
+            entries(lists.recycle, in: old)
+            entries(lists.discard, in: old)
+            w.count(lists.reuse.count)
+            for entry in lists.reuse {
+                writeItem(entry.item, &w)
+                w.count(entry.view)
+                w.bool(entry.rebind)
+            }
+            entries(lists.create, in: layout)
         }
-        entries(plan.create, in: layout)
         guard let e = plan.extras else {
             w.bool(false)
             return

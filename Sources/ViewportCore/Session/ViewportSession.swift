@@ -448,69 +448,79 @@ public struct ViewportSession: Sendable {
         }
 
         // Entering: their own last view first, then the newest pooled view, else a new view.
-        // `assigned[k]` is nil until entering item k has a view. On the stack, and every list of
-        // the plan allocated once at its final size: a jump's plan is small, and its allocations
-        // were a good part of its cost.
-        var reuse: [ReuseEntry] = []
-        var create: [PlanEntry] = []
-        withUnsafeTemporaryAllocation(of: EnteringView?.self, capacity: entering.count) { assigned in
+        // `assigned[k]` is nil until entering item k has a view. On the stack, and the plan's
+        // four lists written in place into its one allocation: a jump's plan is small, and its
+        // allocations were a good part of its cost.
+        return withUnsafeTemporaryAllocation(of: EnteringView?.self, capacity: entering.count) { assigned in
             assigned.initialize(repeating: nil)
+            defer { assigned.deinitialize() }
             if !pools.isEmpty, let low = entering.min(), let high = entering.max(), pools.mayHoldItems(in: low...high) {
                 for (k, item) in entering.enumerated() {
                     guard let c = layout.poolClass(of: item), let view = pools.takeView(lastShowing: item, reuseClass: c) else { continue }
                     assigned[k] = EnteringView(view: view, reused: true, rebind: false)
                 }
             }
-            var reusedCount = 0
+            var counts = PlanViews.Counts()
             for (k, item) in entering.enumerated() {
-                if assigned[k] == nil {
-                    if let c = layout.poolClass(of: item), let entry = pools.takeNewest(reuseClass: c) {
-                        assigned[k] = EnteringView(view: entry.view, reused: true, rebind: entry.lastItem != item)
-                    } else {
-                        assigned[k] = EnteringView(view: handles.make(), reused: false, rebind: true)
-                    }
+                let a: EnteringView
+                if let own = assigned[k] {
+                    a = own
+                } else if let c = layout.poolClass(of: item), let entry = pools.takeNewest(reuseClass: c) {
+                    a = EnteringView(view: entry.view, reused: true, rebind: entry.lastItem != item)
+                    assigned[k] = a
+                } else {
+                    a = EnteringView(view: handles.make(), reused: false, rebind: true)
+                    assigned[k] = a
                 }
-                if assigned[k]?.reused == true { reusedCount += 1 }
-            }
-            reuse.reserveCapacity(reusedCount)
-            create.reserveCapacity(entering.count - reusedCount)
-            for (k, item) in entering.enumerated() {
-                guard let a = assigned[k] else { continue }
                 shown[item] = a.view
                 if a.reused {
-                    reuse.append(ReuseEntry(item: item, view: a.view, rebind: a.rebind))
+                    counts.reuse += 1
                     if !a.rebind { stats.rebindFree += 1 }
-                } else {
-                    create.append(PlanEntry(item: item, view: a.view))
                 }
             }
-            assigned.deinitialize()
-        }
+            counts.create = entering.count - counts.reuse
 
-        // Caps apply once the plan is applied: drop the oldest views this plan pooled.
-        let cappedViews = touchedClasses.isEmpty ? [] : pools.trim(touchedClasses, pooledAt: seq)
-        var discardCount = 0
-        for leave in leaving where leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view)) {
-            discardCount += 1
-        }
-        var discard: [PlanEntry] = []
-        var recycle: [PlanEntry] = []
-        discard.reserveCapacity(discardCount)
-        recycle.reserveCapacity(leaving.count - discardCount)
-        for leave in leaving {
-            let entry = PlanEntry(item: leave.item, view: leave.view)
-            if leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view)) {
-                discard.append(entry)
-            } else {
-                recycle.append(entry)
+            // Caps apply once the plan is applied: drop the oldest views this plan pooled.
+            let cappedViews = touchedClasses.isEmpty ? [] : pools.trim(touchedClasses, pooledAt: seq)
+            func isDiscarded(_ leave: LeavingItem) -> Bool {
+                leave.reuseClass == nil || (!cappedViews.isEmpty && cappedViews.contains(leave.view))
+            }
+            for leave in leaving where isDiscarded(leave) { counts.discard += 1 }
+            counts.recycle = leaving.count - counts.discard
+
+            stats.created += counts.create
+            stats.reused += counts.reuse
+            stats.recycled += counts.recycle
+            stats.discarded += counts.discard
+            stats.peakViews = max(stats.peakViews, shown.count + pools.count)
+            let assignedViews = UnsafeBufferPointer(assigned)
+            return Plan(seq: seq, offset: offset, counts: counts) { out in
+                // Storage order: recycle, discard, reuse, create; each list in layout order.
+                var recycle = out
+                var discard = out + counts.recycle
+                var reuse = discard + counts.discard
+                var create = reuse + counts.reuse
+                for leave in leaving {
+                    let entry = ReuseEntry(item: leave.item, view: leave.view, rebind: true)
+                    if isDiscarded(leave) {
+                        discard.initialize(to: entry)
+                        discard += 1
+                    } else {
+                        recycle.initialize(to: entry)
+                        recycle += 1
+                    }
+                }
+                for (k, item) in entering.enumerated() {
+                    guard let a = assignedViews[k] else { continue }
+                    if a.reused {
+                        reuse.initialize(to: ReuseEntry(item: item, view: a.view, rebind: a.rebind))
+                        reuse += 1
+                    } else {
+                        create.initialize(to: ReuseEntry(item: item, view: a.view, rebind: true))
+                        create += 1
+                    }
+                }
             }
         }
-
-        stats.created += create.count
-        stats.reused += reuse.count
-        stats.recycled += recycle.count
-        stats.discarded += discard.count
-        stats.peakViews = max(stats.peakViews, shown.count + pools.count)
-        return Plan(seq: seq, offset: offset, recycle: recycle, discard: discard, reuse: reuse, create: create)
     }
 }

@@ -440,7 +440,7 @@ final class APIHandler: HTTPHandler {
                 }
                 let applied = session.seq != before
                 PlanEncoder.encode(plan, layout: session.layout, into: &w)
-                counts = (plan.create.count, plan.reuse.count)
+                counts = (plan.createCount, plan.reuseCount)
                 return SessionChange(result: applied, changed: applied)
             }
         }
@@ -494,7 +494,7 @@ final class APIHandler: HTTPHandler {
     }
 
     private func count(_ plan: Plan) {
-        metrics.count(created: plan.create.count, reused: plan.reuse.count)
+        metrics.count(created: plan.createCount, reused: plan.reuseCount)
     }
 
     // MARK: Helpers

@@ -12,54 +12,56 @@ enum PlanEncoder {
         point(plan.offset, into: &w)
         // After a layout change, leaving items are the previous layout's.
         let leavingLayout = plan.previousLayout ?? layout
-        if !plan.recycle.isEmpty {
-            w.key("recycle")
-            entries(plan.recycle, layout: leavingLayout, into: &w)
-        }
-        if !plan.discard.isEmpty {
-            w.key("discard")
-            entries(plan.discard, layout: leavingLayout, into: &w)
-        }
-        if !plan.move.isEmpty {
-            w.key("move")
-            w.beginArray()
-            for entry in plan.move { placedView(entry.item, view: entry.view, rect: layout.rects[entry.item], layout: layout, into: &w) }
-            w.endArray()
-        }
-        let selected = plan.selected
-        // A jump writes dozens of these entries: each is assembled from literal fragments
-        // (`{"id":"`, `","view":`, …) with one capacity check each, not key by key with a comma
-        // decision per token (about a third of a jump's encoding, callgrind).
-        if !plan.reuse.isEmpty {
-            w.key("reuse")
-            w.beginArray()
-            for (k, entry) in plan.reuse.enumerated() {
-                if k > 0 { w.raw(byte: UInt8(ascii: ",")) }
-                entryStart(entry.item, view: entry.view, layout: layout, into: &w)
-                w.raw(#","rect":"#)
-                rawRect(plan.rect(of: entry.item, in: layout), into: &w)
-                w.raw(entry.rebind ? #","rebind":true"# : #","rebind":false"#)
-                if entry.item == selected { w.raw(#","selected":true"#) }
-                w.raw(byte: UInt8(ascii: "}"))
+        plan.withViewLists { lists in
+            if !lists.recycle.isEmpty {
+                w.key("recycle")
+                entries(lists.recycle, layout: leavingLayout, into: &w)
             }
-            w.endArray()
-        }
-        if !plan.create.isEmpty {
-            w.key("create")
-            w.beginArray()
-            for (k, entry) in plan.create.enumerated() {
-                if k > 0 { w.raw(byte: UInt8(ascii: ",")) }
-                entryStart(entry.item, view: entry.view, layout: layout, into: &w)
-                if let reuse = layout.reuseName(of: entry.item) {
-                    w.raw(#","reuse":"#)
-                    w.string(reuse)
+            if !lists.discard.isEmpty {
+                w.key("discard")
+                entries(lists.discard, layout: leavingLayout, into: &w)
+            }
+            if plan.hasExtras, !plan.move.isEmpty {
+                w.key("move")
+                w.beginArray()
+                for entry in plan.move { placedView(entry.item, view: entry.view, rect: layout.rects[entry.item], layout: layout, into: &w) }
+                w.endArray()
+            }
+            let selected = plan.selected
+            // A jump writes dozens of these entries: each is assembled from literal fragments
+            // (`{"id":"`, `","view":`, …) with one capacity check each, not key by key with a comma
+            // decision per token (about a third of a jump's encoding, callgrind).
+            if !lists.reuse.isEmpty {
+                w.key("reuse")
+                w.beginArray()
+                for (k, entry) in lists.reuse.enumerated() {
+                    if k > 0 { w.raw(byte: UInt8(ascii: ",")) }
+                    entryStart(entry.item, view: entry.view, layout: layout, into: &w)
+                    w.raw(#","rect":"#)
+                    rawRect(plan.rect(of: entry.item, in: layout), into: &w)
+                    w.raw(entry.rebind ? #","rebind":true"# : #","rebind":false"#)
+                    if entry.item == selected { w.raw(#","selected":true"#) }
+                    w.raw(byte: UInt8(ascii: "}"))
                 }
-                w.raw(#","rect":"#)
-                rawRect(plan.rect(of: entry.item, in: layout), into: &w)
-                if entry.item == selected { w.raw(#","selected":true"#) }
-                w.raw(byte: UInt8(ascii: "}"))
+                w.endArray()
             }
-            w.endArray()
+            if !lists.create.isEmpty {
+                w.key("create")
+                w.beginArray()
+                for (k, entry) in lists.create.enumerated() {
+                    if k > 0 { w.raw(byte: UInt8(ascii: ",")) }
+                    entryStart(entry.item, view: entry.view, layout: layout, into: &w)
+                    if let reuse = layout.reuseName(of: entry.item) {
+                        w.raw(#","reuse":"#)
+                        w.string(reuse)
+                    }
+                    w.raw(#","rect":"#)
+                    rawRect(plan.rect(of: entry.item, in: layout), into: &w)
+                    if entry.item == selected { w.raw(#","selected":true"#) }
+                    w.raw(byte: UInt8(ascii: "}"))
+                }
+                w.endArray()
+            }
         }
         // Everything rarer lives in the plan's extras box: one pointer test when absent.
         if plan.hasExtras { encodeExtras(plan, layout: layout, into: &w) }
@@ -241,7 +243,7 @@ enum PlanEncoder {
         w.endObject()
     }
 
-    private static func entries(_ list: [PlanEntry], layout: Layout, into w: inout JSONWriter) {
+    private static func entries(_ list: some Collection<some ItemAndView>, layout: Layout, into w: inout JSONWriter) {
         w.beginArray()
         for (k, entry) in list.enumerated() {
             if k > 0 { w.raw(byte: UInt8(ascii: ",")) }
