@@ -333,6 +333,13 @@ public final class Layout: Sendable {
         }
     }
 
+    /// Starts loading the reuse class of an item of the explicit items (a layout without
+    /// sections), so that a later `poolClass(of:)` finds it in the cache.
+    @inline(__always)
+    func prefetchClass(of item: Int) {
+        if segments.isEmpty { reuseClasses.prefetch(item) }
+    }
+
     /// The reuse class of an item, nil when its view is never reused.
     @inline(__always)
     func poolClass(of item: Int) -> Int? {

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Items' reuse classes in storage order (-1: never reused), kept in the smallest form that holds
 /// them: nothing but the count while every item has the same class (a list of "row"s), one byte
 /// each while every class is below 255 (nearly every real layout), else four bytes each.
@@ -33,6 +35,17 @@ struct ReuseClassStore: RandomAccessCollection, Equatable, Sendable {
             return uniform
         case .narrow: return Int32(narrow[k]) &- 1
         case .wide: return wide[k]
+        }
+    }
+
+    /// Starts loading the cache line that holds item `k`'s class (nothing to load while uniform).
+    /// - Complexity: O(1).
+    @inline(__always)
+    func prefetch(_ k: Int) {
+        switch form {
+        case .uniform: break
+        case .narrow: narrow.withUnsafeBufferPointer { if k >= 0 && k < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + k) } }
+        case .wide: wide.withUnsafeBufferPointer { if k >= 0 && k < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + k) } }
         }
     }
 

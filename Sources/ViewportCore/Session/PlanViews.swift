@@ -49,7 +49,9 @@ final class PlanViews: ManagedBuffer<PlanViews.Counts, ReuseEntry> {
         _ = withUnsafeMutablePointers { counts, entries in entries.deinitialize(count: counts.pointee.total) }
     }
 
-    var counts: Counts { header }
+    /// The list sizes (read through the header's pointer: `header` itself is a class property
+    /// with a dynamic exclusivity check, four runtime calls a read).
+    var counts: Counts { withUnsafeMutablePointerToHeader { $0.pointee } }
 
     /// The four lists as buffers into this box: valid while the box is alive.
     var lists: PlanViewLists {

@@ -190,8 +190,12 @@ public struct ViewportSession: Sendable {
         } else if newRegion.isDisjoint(from: region) {
             // A jump: every item of the old region leaves. They are all shown, so they are found
             // there, without a query of the old region (half a jump's index work on a 1M layout).
-            leaving = shownItems(in: region, notIn: newRegion)
+            // The entering items are found first, and the class of the first one starts loading
+            // while the leaving ones are found, taken and pooled: on a 1M-item layout that byte is
+            // a cache miss, and it was half of the entering loop's time in `perf annotate`.
             entering = changedItems(in: newRegion, notIn: region)
+            if let first = entering.first { layout.prefetchClass(of: first) }
+            leaving = shownItems(in: region, notIn: newRegion)
         } else {
             leaving = changedItems(in: region, notIn: newRegion)
             entering = changedItems(in: newRegion, notIn: region)
