@@ -75,17 +75,18 @@ enum NetBench {
 
         var ndjsonRates: [String: Double] = [:]
         let traces = [("small steps (7 pt)", "steps", smallSteps), ("jumps (random offsets)", "jumps", jumpOffsets)]
-        for (name, key, trace) in traces where parts.contains("ndjson-" + key) {
+        // An empty trace (0 updates or 0 jumps: only the layout's POST is wanted) is skipped.
+        for (name, key, trace) in traces where parts.contains("ndjson-" + key) && !trace.isEmpty {
             let result = try ndjson(port: port, session: try openSession(), offsets: trace)
             ndjsonRates[name] = result.rate
             line("NDJSON, \(name), sent whole then read", "\(fmt(result.rate / 1e6, 3)) M updates/s  (\(trace.count) updates, \(result.bytes / trace.count) B per plan line)")
         }
-        for (name, key, trace) in traces where parts.contains("ws-" + key) {
+        for (name, key, trace) in traces where parts.contains("ws-" + key) && !trace.isEmpty {
             let rate = try webSocketPipelined(port: port, session: try openSession(), offsets: trace)
             let ratio = ndjsonRates[name].map { "\(fmt(rate / $0, 2))× the NDJSON stream; target ≥ 0.5×" } ?? "no NDJSON run to compare"
             line("WebSocket pipelined, \(name)", "\(fmt(rate / 1e6, 3)) M updates/s  (\(ratio))")
         }
-        guard parts.contains("rtt") else { return }
+        guard parts.contains("rtt"), !smallSteps.isEmpty else { return }
         // Sequential round trips, interleaved with the bare TCP ping-pong in chunks so that the
         // machine's noise hits both alike.
         let socket = try WebSocketClient(port: port, session: try openSession())
