@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Item ids stored compactly (all UTF-8 bytes in one buffer) with an open-addressing hash table
 /// from id to item position.
 ///
@@ -141,6 +143,21 @@ struct ItemIDTable: Sendable {
         let start = Int(offsets[index])
         let end = Int(offsets[index + 1])
         return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    /// Starts loading the line of `offsets` that says where id `index` is (see
+    /// `Layout.prefetchID(of:)`).
+    @inline(__always)
+    func prefetchOffset(at index: Int) {
+        offsets.withUnsafeBufferPointer { if index >= 0 && index < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + index) } }
+    }
+
+    /// Starts loading id `index`'s first bytes (reads its offset, which should be in the cache).
+    @inline(__always)
+    func prefetchBytes(at index: Int) {
+        guard index >= 0 && index < count else { return }
+        let start = Int(offsets[index])
+        bytes.withUnsafeBufferPointer { if start < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + start) } }
     }
 
     /// `withBytes(at:_:)` neither generic nor throwing (plan encoding calls it per id).

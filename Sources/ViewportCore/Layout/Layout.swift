@@ -340,6 +340,22 @@ public final class Layout: Sendable {
         if segments.isEmpty { reuseClasses.prefetch(item) }
     }
 
+    /// Starts loading where an explicit item's id is stored (its entry of the id offsets): the
+    /// planner calls it for a jump's first entering item, whose id the plan's encoder reads
+    /// soon after (on a 1M-item layout a random item's id missed the cache twice: offset, then
+    /// bytes).
+    @inline(__always)
+    public func prefetchID(of item: Int) {
+        if segments.isEmpty { ids.prefetchOffset(at: item) }
+    }
+
+    /// Starts loading an explicit item's id bytes (after `prefetchID(of:)` has had time to load
+    /// the offset): the encoder calls it before the entries it writes first.
+    @inline(__always)
+    public func prefetchIDBytes(of item: Int) {
+        if segments.isEmpty { ids.prefetchBytes(at: item) }
+    }
+
     /// The reuse class of an item, nil when its view is never reused.
     @inline(__always)
     func poolClass(of item: Int) -> Int? {

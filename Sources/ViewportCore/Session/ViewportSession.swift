@@ -194,7 +194,10 @@ public struct ViewportSession: Sendable {
             // while the leaving ones are found, taken and pooled: on a 1M-item layout that byte is
             // a cache miss, and it was half of the entering loop's time in `perf annotate`.
             entering = changedItems(in: newRegion, notIn: region)
-            if let first = entering.first { layout.prefetchClass(of: first) }
+            if let first = entering.first {
+                layout.prefetchClass(of: first)
+                layout.prefetchID(of: first)
+            }
             leaving = shownItems(in: region, notIn: newRegion)
         } else {
             leaving = changedItems(in: region, notIn: newRegion)

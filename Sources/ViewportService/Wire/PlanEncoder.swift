@@ -13,6 +13,10 @@ enum PlanEncoder {
         // After a layout change, leaving items are the previous layout's.
         let leavingLayout = plan.previousLayout ?? layout
         plan.withViewLists { lists in
+            // The entering items' ids start loading while the leaving ones (recently written, in
+            // the cache) are written: on a large layout they are the encoder's cache misses.
+            if let first = lists.reuse.first { layout.prefetchIDBytes(of: first.item) }
+            if let first = lists.create.first { layout.prefetchIDBytes(of: first.item) }
             if !lists.recycle.isEmpty {
                 w.key("recycle")
                 entries(lists.recycle, layout: leavingLayout, into: &w)
