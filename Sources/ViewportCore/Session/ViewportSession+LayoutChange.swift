@@ -103,7 +103,7 @@ extension ViewportSession {
         scroll.safeWindow = nil
         scroll.needsFullDiff = false
         let entering = materialized.filter { survivors[$0] == nil }
-        var plan = makePlan(leaving: leaving, entering: entering, offset: newOffset)
+        var plan = leaving.withUnsafeBufferPointer { makePlan(leaving: $0, entering: entering, offset: newOffset) }
         plan.move = moves.sorted { $0.item < $1.item }
         plan.previousLayout = old
         // The previous pin carries over only when its header kept its view: a header that left and

@@ -103,7 +103,7 @@ public struct ViewportSession: Sendable {
             entering.insert(pin.item, at: entering.firstIndex { $0 > pin.item } ?? entering.count)
         }
         try checkViewLimit(entering.count, field: "viewport")
-        var plan = makePlan(leaving: [], entering: entering, offset: offset)
+        var plan = makePlan(leaving: UnsafeBufferPointer(start: nil, count: 0), entering: entering, offset: offset)
         scroll.pinned = pin
         plan.pin = pinEntries(old: nil, new: pin).pin
         if helpersAreOn {
@@ -211,7 +211,7 @@ public struct ViewportSession: Sendable {
         advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
         scroll.safeWindow = newWindow
         scroll.needsFullDiff = false
-        var plan = makePlan(leaving: takeLeaving(leaving), entering: entering, offset: offset)
+        var plan = takeLeavingAndPlan(leaving, entering: entering, offset: offset)
         if newPin != nil || pinned != nil {
             (plan.pin, plan.unpin) = pinEntries(old: pinned, new: newPin)
             scroll.pinned = newPin
@@ -400,20 +400,23 @@ public struct ViewportSession: Sendable {
     /// The name of a reuse class of the current layout, or of one kept from an earlier layout.
     func reuseName(ofClass c: Int) -> String { pools.name(ofClass: c, in: layout) }
 
-    /// Removes leaving items of the current layout from `shown`, with their views and classes.
-    private mutating func takeLeaving(_ items: [Int]) -> [LeavingItem] {
-        var taken: [LeavingItem] = []
-        taken.reserveCapacity(items.count)
-        func leaving(_ item: Int, view: Int) -> LeavingItem {
-            LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item)
+    /// Removes leaving items of the current layout from `shown`, with their views and classes,
+    /// into `taken` (room for `items.count`), and answers how many it wrote. A buffer the caller
+    /// holds on the stack, not an array: one allocation and an append's checks per item less on
+    /// every update that changes views.
+    private mutating func takeLeaving(_ items: [Int], into taken: UnsafeMutableBufferPointer<LeavingItem>) -> Int {
+        var n = 0
+        func take(_ item: Int, view: Int) {
+            taken.initializeElement(at: n, to: LeavingItem(item: item, view: view, reuseClass: layout.poolClass(of: item), poolItem: item))
+            n &+= 1
         }
         if items.count == shown.count && !items.isEmpty {
             if shown.hasKeys(items) {
                 // Every shown item leaves (a jump), in the ordered form: their views in one pass,
                 // then the array emptied at once.
-                for (item, view) in shown { taken.append(leaving(item, view: view)) }
+                for (item, view) in shown { take(item, view: view) }
                 shown.removeAll(keepingCapacity: true)
-                return taken
+                return n
             }
             if !shown.isOrdered {
                 // Every shown item leaves (a jump), in the hash form: read their views, then
@@ -424,20 +427,30 @@ public struct ViewportSession: Sendable {
                 for item in items {
                     guard item > previous, let view = shown[item] else { break }
                     previous = item
-                    taken.append(leaving(item, view: view))
+                    take(item, view: view)
                 }
-                if taken.count == items.count {
+                if n == items.count {
                     shown.removeAll(keepingCapacity: true)
-                    return taken
+                    return n
                 }
-                taken.removeAll(keepingCapacity: true)
+                // Written over below (the entries are trivial: nothing to deinitialize).
+                n = 0
             }
         }
         for item in items {
             guard let view = shown.removeValue(forKey: item) else { continue }
-            taken.append(leaving(item, view: view))
+            take(item, view: view)
         }
-        return taken
+        return n
+    }
+
+    /// `takeLeaving` into a buffer on the stack, then `makePlan` of what it took.
+    private mutating func takeLeavingAndPlan(_ leaving: [Int], entering: [Int], offset: Point) -> Plan {
+        withUnsafeTemporaryAllocation(of: LeavingItem.self, capacity: leaving.count) { buffer in
+            let taken = takeLeaving(leaving, into: buffer)
+            // `LeavingItem` is trivial: the buffer needs no deinitialization.
+            return makePlan(leaving: UnsafeBufferPointer(rebasing: buffer[..<taken]), entering: entering, offset: offset)
+        }
     }
 
     /// Builds the plan for items leaving and entering (each in layout order) and applies it to the
@@ -445,7 +458,7 @@ public struct ViewportSession: Sendable {
     /// entering items take back their own last view; then the others, in layout order, take the
     /// most recently pooled view; then pools over their cap drop the oldest views pooled by this
     /// plan. Leaving items are already out of `shown`.
-    mutating func makePlan(leaving: [LeavingItem], entering: [Int], offset: Point) -> Plan {
+    mutating func makePlan(leaving: UnsafeBufferPointer<LeavingItem>, entering: [Int], offset: Point) -> Plan {
         let seq = sequence.seq
         // The classes this plan pooled into, for the caps (nothing to track without caps).
         let capped = pools.hasCaps
