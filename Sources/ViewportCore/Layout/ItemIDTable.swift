@@ -1,5 +1,3 @@
-import CPrefetch
-
 /// Item ids stored compactly (all UTF-8 bytes in one buffer) with an open-addressing hash table
 /// from id to item position.
 ///
@@ -149,7 +147,7 @@ struct ItemIDTable: Sendable {
     /// `Layout.prefetchID(of:)`).
     @inline(__always)
     func prefetchOffset(at index: Int) {
-        offsets.withUnsafeBufferPointer { if index >= 0 && index < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + index) } }
+        offsets.prefetchElement(at: index)
     }
 
     /// Starts loading id `index`'s first bytes (reads its offset, which should be in the cache).
@@ -157,7 +155,7 @@ struct ItemIDTable: Sendable {
     func prefetchBytes(at index: Int) {
         guard index >= 0 && index < count else { return }
         let start = Int(offsets[index])
-        bytes.withUnsafeBufferPointer { if start < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + start) } }
+        bytes.prefetchElement(at: start)
     }
 
     /// `withBytes(at:_:)` neither generic nor throwing (plan encoding calls it per id).

@@ -1,5 +1,3 @@
-import CPrefetch
-
 /// Items' reuse classes in storage order (-1: never reused), kept in the smallest form that holds
 /// them: nothing but the count while every item has the same class (a list of "row"s), one byte
 /// each while every class is below 255 (nearly every real layout), else four bytes each.
@@ -44,8 +42,8 @@ struct ReuseClassStore: RandomAccessCollection, Equatable, Sendable {
     func prefetch(_ k: Int) {
         switch form {
         case .uniform: break
-        case .narrow: narrow.withUnsafeBufferPointer { if k >= 0 && k < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + k) } }
-        case .wide: wide.withUnsafeBufferPointer { if k >= 0 && k < $0.count, let base = $0.baseAddress { viewportd_prefetch(base + k) } }
+        case .narrow: narrow.prefetchElement(at: k)
+        case .wide: wide.prefetchElement(at: k)
         }
     }
 

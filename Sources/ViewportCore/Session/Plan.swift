@@ -14,12 +14,12 @@ public struct Plan: Hashable, Sendable {
     /// Items that left; their views go into the reuse pool of their identifier.
     /// (Builds an array: encoders read `withViewLists` instead.)
     public var recycle: [PlanEntry] {
-        get { withViewLists { $0.recycle.map { PlanEntry(item: $0.item, view: $0.view) } } }
+        get { withViewLists { Self.planEntries($0.recycle) } }
         set { setViews(recycle: newValue, discard: discard, reuse: reuse, create: create) }
     }
     /// Items that left; their views are released.
     public var discard: [PlanEntry] {
-        get { withViewLists { $0.discard.map { PlanEntry(item: $0.item, view: $0.view) } } }
+        get { withViewLists { Self.planEntries($0.discard) } }
         set { setViews(recycle: recycle, discard: newValue, reuse: reuse, create: create) }
     }
     /// Items that entered and take a pooled view.
@@ -29,9 +29,14 @@ public struct Plan: Hashable, Sendable {
     }
     /// Items that entered and need a new view.
     public var create: [PlanEntry] {
-        get { withViewLists { $0.create.map { PlanEntry(item: $0.item, view: $0.view) } } }
+        get { withViewLists { Self.planEntries($0.create) } }
         set { setViews(recycle: recycle, discard: discard, reuse: reuse, create: newValue) }
     }
+    /// A stored list (entries kept as `ReuseEntry`) as the `PlanEntry`s its getter answers.
+    private static func planEntries(_ list: UnsafeBufferPointer<ReuseEntry>) -> [PlanEntry] {
+        list.map { PlanEntry(item: $0.item, view: $0.view) }
+    }
+
     /// How many entries `recycle`, `discard`, `reuse` and `create` have, without building them.
     public var recycleCount: Int { views?.counts.recycle ?? 0 }
     public var discardCount: Int { views?.counts.discard ?? 0 }
