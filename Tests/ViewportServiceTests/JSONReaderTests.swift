@@ -259,6 +259,16 @@ private func readString(_ bytes: [UInt8]) throws -> String {
         #expect(error { _ = try int("9223372036854775808") }?.kind == .type)
         #expect(error { _ = try int("1.5") }?.message == "expected an integer, got 1.5")
         #expect(error { _ = try int("1e30") }?.kind == .type)
+        // Integral values past 2^53 written with a fraction or an exponent are read exactly (a
+        // double would round 9007199254740993.0); a fraction that is not zero is no integer.
+        #expect(try int("9007199254740992.0") == 9_007_199_254_740_992)
+        #expect(try int("9007199254740993.0") == 9_007_199_254_740_993)
+        #expect(try int("-922337203685477580.8e1") == Int.min)
+        #expect(try int("9223372036854775807e0") == Int.max)
+        #expect(try int("0.5e1") == 5)
+        #expect(error { _ = try int("9223372036854775808.0") }?.message == "integer 9223372036854775808.0 is out of range")
+        #expect(error { _ = try int("9007199254740993.5") }?.message == "expected an integer, got 9007199254740993.5")
+        #expect(error { _ = try int("1e-400") }?.message == "expected an integer, got 1e-400")
         #expect(error { _ = try int("\"1\"") }?.message == "expected a number, got a string")
     }
 

@@ -55,7 +55,16 @@ extension JSONReader {
             }
         }
         let text = self.text(of: number)
-        if number.significantDigits <= 19 && number.exponent >= -400 {
+        if number.significantDigits <= 19 {
+            // Every digit is in `mantissa`: the value is integral, and in range, exactly when the
+            // decimal arithmetic says so (`9007199254740993.0` is an integer a double would round).
+            switch Self.exactInteger(number) {
+            case .value(let value): return value
+            case .notIntegral: throw JSONError(.type, "expected an integer, got \(text)", offset: number.start)
+            case .outOfRange: throw JSONError(.type, "integer \(text) is out of range", offset: number.start)
+            }
+        }
+        if number.exponent >= -400 {
             let double = try doubleValue(of: number)
             if double.rounded() == double {
                 // Beyond 2^53 a double cannot tell neighbouring integers apart: only accept
@@ -68,6 +77,32 @@ extension JSONReader {
             }
         }
         throw JSONError(.type, "integer \(text) is out of range", offset: number.start)
+    }
+
+    private enum ExactInteger { case value(Int), notIntegral, outOfRange }
+
+    /// `mantissa · 10^exponent` as an `Int`, in decimal arithmetic (all significant digits are in
+    /// `mantissa`): not integral when a nonzero digit is after the point, out of range past `Int`.
+    private static func exactInteger(_ number: ScannedNumber) -> ExactInteger {
+        var magnitude = number.mantissa
+        if magnitude == 0 { return .value(0) }
+        if number.exponent < 0 {
+            // 10^19 is above any 19-digit mantissa: a larger divisor leaves a fraction.
+            guard number.exponent >= -19 else { return .notIntegral }
+            var divisor: UInt64 = 1
+            for _ in 0..<(-number.exponent) { divisor &*= 10 }
+            guard magnitude % divisor == 0 else { return .notIntegral }
+            magnitude /= divisor
+        } else {
+            for _ in 0..<min(number.exponent, 20) {
+                let (product, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+                if overflow { return .outOfRange }
+                magnitude = product
+            }
+        }
+        let limit: UInt64 = number.negative ? UInt64(Int.max) + 1 : UInt64(Int.max)
+        guard magnitude <= limit else { return .outOfRange }
+        return .value(number.negative ? Int(truncatingIfNeeded: 0 &- magnitude) : Int(magnitude))
     }
 
     /// Reads a number array of exactly `count` elements, calling `store` with each index and
