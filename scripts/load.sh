@@ -55,6 +55,10 @@
 #   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd, the baseline and the bare
 #                      MHD server during each of their wrk runs, into DIR/NAME-SHAPE-ROUND.perf (read
 #                      with `perf report -i FILE` or scripts/perf-breakdown.py FILE --requests N)
+#   --server-cpus LIST rps mode: pin every server process (all threads; nginx's workers too) to
+#                      these CPUs (taskset list, e.g. 0)     --wrk-cpus LIST  pin wrk to these (e.g. 1):
+#                      with both, the load generator no longer takes the servers' cores, which on a
+#                      2-core machine is what decides p99 (README "HTTP", session 11)
 #   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
 #                      another loopback port, store.url set), in the same interleaved rounds, and
 #                      print the ratio with a store / without on each shape (README "Many instances,
@@ -66,7 +70,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream || "${1:-}" == sessions ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline="" jumps=100000 round_trips=20000 counts=1000,10000,100000 bench=""
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline="" server_cpus="" wrk_cpus="" jumps=100000 round_trips=20000 counts=1000,10000,100000 bench=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -90,6 +94,8 @@ while [[ $# -gt 0 ]]; do
         --jump) jump="$2"; shift 2 ;;
         --shapes) shapes="$2"; shift 2 ;;
         --store) with_store=1; shift ;;
+        --server-cpus) server_cpus="$2"; shift 2 ;;
+        --wrk-cpus) wrk_cpus="$2"; shift 2 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "load: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -461,8 +467,10 @@ run_wrk() {  # run_wrk NAME SHAPE ROUND BASE_URL LUA -> writes $work/wrk-NAME-SH
             >"$work/perf.log" 2>&1 &
         perf_pid=$!
     fi
+    local pin=()
+    [[ -n "$wrk_cpus" ]] && pin=(taskset -c "$wrk_cpus")
     timeout --signal=INT --kill-after=10 $((secs + 30)) \
-        wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$script" "$url" \
+        "${pin[@]}" wrk -t"$threads" -c"$connections" -d"$duration" --timeout 5s --latency -s "$script" "$url" \
         > "$work/wrk-$name-$shape-$round.txt" 2>&1 || { cat "$work/wrk-$name-$shape-$round.txt" >&2; die "wrk against $name failed"; }
     [[ -n "$perf_pid" ]] && { wait "$perf_pid" || { cat "$work/perf.log" >&2; die "perf record failed"; }; }
     return 0
@@ -489,9 +497,11 @@ if [[ $with_nginx -eq 1 ]]; then
         location / { return 404; }
     }"
     done
+    # As many workers as viewportd and the bare MHD server have threads.
+    ng_workers="${http_threads:-$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"]["threads"])' "$repo_root/config/viewportd.json")}"
     cat > "$work/nginx/nginx.conf" <<EOF
 daemon off;
-worker_processes 2;
+worker_processes $ng_workers;
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/logs/error.log warn;
 events { worker_connections 4096; }
@@ -555,6 +565,20 @@ for shape in "${shape_list[@]}"; do
     done
 done
 
+# With --server-cpus: every server process, and every thread of each, on those CPUs.
+if [[ -n "$server_cpus" ]]; then
+    command -v taskset >/dev/null || die "taskset missing (util-linux)"
+    pinned=()
+    for pid in "$vp_pid" ${st_pid:-} ${bl_pid:-} ${nginx_pid:-} ${mhd_pids[@]+"${mhd_pids[@]}"}; do
+        [[ -n "$pid" ]] || continue
+        for p in "$pid" $(pgrep -P "$pid" || true); do
+            taskset -a -p -c "$server_cpus" "$p" >/dev/null || die "taskset -a -p -c $server_cpus $p failed"
+            pinned+=("$p")
+        done
+    done
+    log "servers pinned to CPUs $server_cpus (pids ${pinned[*]}); wrk on ${wrk_cpus:-any CPU}"
+fi
+
 # Interleaved rounds (per round, per shape: viewportd, nginx, bare MHD, ...; the order rotates
 # from round to round), so that a neighbour's load on a shared machine hits all alike; medians are
 # reported.
@@ -592,6 +616,7 @@ status=0
 declare -A summary
 echo
 echo "== wrk -t$threads -c$connections -d$duration x $rounds round(s): POST /v1/sessions/{id}/viewport, $connections sessions, $items-item vertical list =="
+[[ -n "$server_cpus" ]] && echo "   (servers pinned to CPUs $server_cpus, wrk to ${wrk_cpus:-any CPU})"
 echo "   (load average before: $load_before; medians$([[ $rounds -gt 1 ]] && echo " of $rounds interleaved rounds, ratio ranges over the rounds"))"
 for shape in "${shape_list[@]}"; do
     s="$(shape_step "$shape")"
