@@ -59,6 +59,8 @@
 #                      these CPUs (taskset list, e.g. 0)     --wrk-cpus LIST  pin wrk to these (e.g. 1):
 #                      with both, the load generator no longer takes the servers' cores, which on a
 #                      2-core machine is what decides p99 (README "HTTP", session 11)
+#   LOAD_KEEP=DIR      (environment) copy the work directory (wrk's full reports with their latency
+#                      distributions, the servers' logs, the captured plans) to DIR on exit
 #   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
 #                      another loopback port, store.url set), in the same interleaved rounds, and
 #                      print the ratio with a store / without on each shape (README "Many instances,
@@ -141,7 +143,7 @@ cleanup() {
     stop_pid "$nginx_pid"; stop_pid "$vp_pid"; stop_pid "$st_pid"; stop_pid "$redis_pid"; stop_pid "$bl_pid"
     local p; for p in "${mhd_pids[@]}"; do stop_pid "$p"; done
     wait 2>/dev/null || true
-    rm -rf "$work"
+    [[ -n "${LOAD_KEEP:-}" ]] && cp -r "$work" "$LOAD_KEEP"; rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
