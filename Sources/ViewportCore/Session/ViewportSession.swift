@@ -382,15 +382,18 @@ public struct ViewportSession: Sendable {
         var found: [Int] = []
         // About as many items change as are shown (all of them on a jump): one allocation.
         found.reserveCapacity(shown.count + 4)
-        func search(_ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
+        // `found` goes in as an argument: captured by a local function, it was boxed and every
+        // search paid a dynamic exclusivity check (swift_beginAccess) on it.
+        let layout = layout
+        func search(_ found: inout [Int], _ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
             layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item, r in
                 if a.intersects(r) && !b.intersects(r) { found.append(item) }
             }
         }
-        if b.minY > a.minY { search(a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
-        if b.maxY < a.maxY { search(a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
-        if b.minX > a.minX { search(a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
-        if b.maxX < a.maxX { search(max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
+        if b.minY > a.minY { search(&found, a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
+        if b.maxY < a.maxY { search(&found, a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
+        if b.minX > a.minX { search(&found, a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
+        if b.maxX < a.maxX { search(&found, max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
         Self.sortUnique(&found)
         return found
     }

@@ -47,14 +47,17 @@ enum Route: Equatable, Sendable {
             segments.append(start..<i)
             start = i + 1
         }
-        func segment(_ k: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: p[segments[k]]) }
+        // A constant for the local functions below: capturing the variable boxed it, with a
+        // dynamic exclusivity check (swift_beginAccess) on every read.
+        let found = segments
+        func segment(_ k: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: p[found[k]]) }
         func equals(_ k: Int, _ literal: StaticString) -> Bool {
             let bytes = segment(k)
             guard bytes.count == literal.utf8CodeUnitCount, let start = bytes.baseAddress else { return false }
             return memcmp(start, literal.utf8Start, bytes.count) == 0
         }
         func string(_ k: Int) -> String { String(decoding: segment(k), as: UTF8.self) }
-        switch segments.count {
+        switch found.count {
         case 1:
             if equals(0, "healthz") { return .healthz }
             if equals(0, "readyz") { return .readyz }
