@@ -10,7 +10,7 @@ import Darwin
 /// sees no happens-before edge and reports every access it guards as a race (shown with a
 /// 10-line program). This pthread mutex, which TSan intercepts, stands in for it under the same
 /// name and API; normal builds never compile it. One file, linked into every module that locks
-/// (ViewportHTTP, ViewportService, ViewportHTTPTests): a type declared in the module itself wins
+/// (ViewportCore, ViewportHTTP, ViewportService, ViewportRedis, ViewportHTTPTests): a type declared in the module itself wins
 /// over the imported one, and its members need no extra import.
 final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

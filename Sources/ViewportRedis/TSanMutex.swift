@@ -1,0 +1,1 @@
+../ViewportCore/Layout/TSanMutex.swift
