@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import ViewportHTTP
+@testable import ViewportHTTP
 import ViewportTestSupport
 
 @Suite struct RoundTripTests {
@@ -22,6 +22,22 @@ import ViewportTestSupport
             let client = try HTTPTestClient.connect(port: server.port)
             let response = try client.send(method: "GET", path: "/head?a=1&b=%20", headers: [("X-TEST", "value")])
             #expect(response.bodyString == "GET /head a=1&b=%20 value")
+        }
+    }
+
+    /// The head's fields are copied on the stack while they fit (`HeaderCollector.stackBytes`), by
+    /// a second pass when they do not: both ways every field arrives whole and in order.
+    @Test func headersLargerThanTheFirstPassBufferArriveWhole() throws {
+        try withTestServer { server in
+            let client = try HTTPTestClient.connect(port: server.port)
+            for size in [HeaderCollector.stackBytes - 200, HeaderCollector.stackBytes, 3 * HeaderCollector.stackBytes] {
+                let big = String(repeating: "b", count: size)
+                // The big field before the one the handler reads: the stack buffer overflows first.
+                let before = try client.send(method: "GET", path: "/head", headers: [("X-Big", big), ("X-Test", "after-\(size)")])
+                #expect(before.bodyString == "GET /head - after-\(size)")
+                let after = try client.send(method: "GET", path: "/head", headers: [("X-Test", String(repeating: "v", count: size))])
+                #expect(after.bodyString == "GET /head - " + String(repeating: "v", count: size))
+            }
         }
     }
 
