@@ -48,16 +48,11 @@ extension JSONReader {
             let value = Int(number.mantissa)
             return number.negative ? -value : value
         }
-        if number.isPlainInteger && number.significantDigits == 19 {
-            let limit: UInt64 = number.negative ? UInt64(Int.max) + 1 : UInt64(Int.max)
-            if number.mantissa <= limit {
-                return number.negative ? Int(truncatingIfNeeded: 0 &- number.mantissa) : Int(number.mantissa)
-            }
-        }
         let text = self.text(of: number)
         if number.significantDigits <= 19 {
             // Every digit is in `mantissa`: the value is integral, and in range, exactly when the
-            // decimal arithmetic says so (`9007199254740993.0` is an integer a double would round).
+            // decimal arithmetic says so (`9007199254740993.0` is an integer a double would round;
+            // a plain 19-digit integer is checked against `Int`'s range here too).
             switch Self.exactInteger(number) {
             case .value(let value): return value
             case .notIntegral: throw JSONError(.type, "expected an integer, got \(text)", offset: number.start)
