@@ -14,16 +14,21 @@ import Darwin
 /// over the imported one, and its members need no extra import.
 final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var value: Value
+    /// Behind a pointer, not a stored `var`: TSan instruments the exclusivity of a class's stored
+    /// property, and for a zero-sized value (`Mutex<Void>`) it placed those accesses on the
+    /// object's first word, where other threads read the class metadata (false race reports).
+    private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
 
     init(_ initialValue: consuming sending Value) {
-        value = initialValue
+        value.initialize(to: initialValue)
         pthread_mutex_init(mutex, nil)
     }
 
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
     func withLock<Result: ~Copyable, E: Error>(
@@ -31,7 +36,7 @@ final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
     ) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }
 

@@ -5,10 +5,7 @@ import Synchronization
 /// ids proceed.
 final class IDGates: Sendable {
     private final class Gate: Sendable {
-        /// How many times the gate was taken. Its value is not read: a `Mutex<Void>` guarded a
-        /// zero-sized field, whose accesses ThreadSanitizer placed on the object's first word,
-        /// where another thread reads the class metadata (a false race report in `scripts/tsan.sh`).
-        let lock = Mutex<Int>(0)
+        let lock = Mutex<Void>(())
     }
 
     /// Each gate and how many threads hold or wait for it.
@@ -26,8 +23,7 @@ final class IDGates: Sendable {
                 gates[id] = entry.users > 1 ? (entry.gate, entry.users - 1) : nil
             }
         }
-        let result: Result<R, E> = gate.lock.withLock { taken in
-            taken &+= 1
+        let result: Result<R, E> = gate.lock.withLock { _ in
             do throws(E) {
                 return .success(try body())
             } catch {
