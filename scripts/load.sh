@@ -55,6 +55,9 @@
 #   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd, the baseline and the bare
 #                      MHD server during each of their wrk runs, into DIR/NAME-SHAPE-ROUND.perf (read
 #                      with `perf report -i FILE` or scripts/perf-breakdown.py FILE --requests N)
+#   --mhd-work NS      rps mode: the bare libmicrohttpd server spins NS ns of CPU per request before
+#                      answering (default 0): a control that costs what viewportd costs a request,
+#                      to tell what a latency tail owes to CPU per request alone
 #   --server-cpus LIST rps mode: pin every server process (all threads; nginx's workers too) to
 #                      these CPUs (taskset list, e.g. 0)     --wrk-cpus LIST  pin wrk to these (e.g. 1):
 #                      with both, the load generator no longer takes the servers' cores, which on a
@@ -72,7 +75,7 @@ mode=rps
 if [[ "${1:-}" == rps || "${1:-}" == stream || "${1:-}" == sessions ]]; then mode="$1"; shift; fi
 
 binary="" scratch="$repo_root/.build" items="" updates=1000000 threads=2 connections=64
-duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline="" server_cpus="" wrk_cpus="" jumps=100000 round_trips=20000 counts=1000,10000,100000 bench=""
+duration=10s step="" http_threads="" with_nginx=1 rounds=1 with_store=0 with_mhd=1 jump=5003 shapes=empty,steps,jumps perf_dir="" baseline="" server_cpus="" wrk_cpus="" mhd_work=0 jumps=100000 round_trips=20000 counts=1000,10000,100000 bench=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --binary) binary="$2"; shift 2 ;;
@@ -97,6 +100,7 @@ while [[ $# -gt 0 ]]; do
         --shapes) shapes="$2"; shift 2 ;;
         --store) with_store=1; shift ;;
         --server-cpus) server_cpus="$2"; shift 2 ;;
+        --mhd-work) mhd_work="$2"; shift 2 ;;
         --wrk-cpus) wrk_cpus="$2"; shift 2 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "load: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -541,7 +545,7 @@ if [[ $with_mhd -eq 1 ]]; then
     mhd_memory="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["http"]["connectionMemoryLimit"])' "$repo_root/config/viewportd.json")"
     for shape in "${shape_list[@]}"; do
         mhd_port[$shape]="$(free_port)"
-        "$work/mhd-reference" "${mhd_port[$shape]}" "$mhd_threads" "$mhd_memory" 600 "$work/plan-$shape.body" "$content_type" \
+        "$work/mhd-reference" "${mhd_port[$shape]}" "$mhd_threads" "$mhd_memory" 600 "$work/plan-$shape.body" "$content_type" "$mhd_work" \
             >"$work/mhd-$shape.log" 2>&1 &
         mhd_pids+=($!)
         mhd_pid_of[$shape]=$!
@@ -551,7 +555,7 @@ if [[ $with_mhd -eq 1 ]]; then
             sleep 0.1
         done
     done
-    log "bare libmicrohttpd servers: $mhd_threads threads, $mhd_memory bytes per connection, ports $(for s in "${shape_list[@]}"; do printf '%s ' "${mhd_port[$s]}"; done)"
+    log "bare libmicrohttpd servers: $mhd_threads threads, $mhd_memory bytes per connection, $mhd_work ns of work a request, ports $(for s in "${shape_list[@]}"; do printf '%s ' "${mhd_port[$s]}"; done)"
 fi
 
 # Each comparison server answers exactly the captured bytes with the same Content-Type.

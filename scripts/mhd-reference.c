@@ -6,7 +6,11 @@
  * is ours.
  *
  *   cc -O2 -o mhd-reference scripts/mhd-reference.c -lmicrohttpd
- *   mhd-reference PORT THREADS MEMORY_LIMIT TIMEOUT BODY_FILE CONTENT_TYPE
+ *   mhd-reference PORT THREADS MEMORY_LIMIT TIMEOUT BODY_FILE CONTENT_TYPE [WORK_NS]
+ *
+ * WORK_NS (default 0): CPU work done per request before answering, in nanoseconds (a busy loop
+ * calibrated at start): a control for load tests, a bare server that costs what viewportd costs a
+ * request, to tell what a latency tail owes to CPU per request alone (scripts/load.sh --mhd-work).
  *
  * Prints "listening on http://127.0.0.1:PORT" once it serves; stops on SIGTERM or SIGINT.
  */
@@ -16,12 +20,48 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *body;
 static size_t body_size;
 static const char *content_type;
 static volatile sig_atomic_t stop;
+/* Busy-loop iterations per request (WORK_NS times the calibrated rate). */
+static unsigned long work_iterations;
+static volatile unsigned long work_sink;
+
+static void spin(unsigned long iterations) {
+    unsigned long x = work_sink;
+    for (unsigned long i = 0; i < iterations; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;
+    work_sink = x;
+}
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Loop iterations per nanosecond on this thread, best of five 20 ms samples (before any load). */
+static double spin_rate(void) {
+    double best = 0;
+    for (int k = 0; k < 5; k++) {
+        unsigned long n = 1UL << 20;
+        double start = now_seconds();
+        spin(n);
+        double elapsed = now_seconds() - start;
+        while (elapsed < 0.02) {
+            n *= 2;
+            start = now_seconds();
+            spin(n);
+            elapsed = now_seconds() - start;
+        }
+        double rate = (double)n / (elapsed * 1e9);
+        if (rate > best) best = rate;
+    }
+    return best;
+}
 
 /* Marks a request whose head was seen (con_cls): no allocation per request. */
 static char started_marker, head_marker;
@@ -49,6 +89,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (work_iterations > 0) spin(work_iterations);
     struct MHD_Response *response = MHD_create_response_from_buffer(body_size, body, MHD_RESPMEM_PERSISTENT);
     if (response == NULL) return MHD_NO;
     MHD_add_response_header(response, "Content-Type", content_type);
@@ -60,8 +101,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *connecti
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
 int main(int argc, char **argv) {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s PORT THREADS MEMORY_LIMIT TIMEOUT BODY_FILE CONTENT_TYPE\n", argv[0]);
+    if (argc != 7 && argc != 8) {
+        fprintf(stderr, "usage: %s PORT THREADS MEMORY_LIMIT TIMEOUT BODY_FILE CONTENT_TYPE [WORK_NS]\n", argv[0]);
         return 2;
     }
     unsigned port = (unsigned)atoi(argv[1]);
@@ -69,6 +110,11 @@ int main(int argc, char **argv) {
     size_t memory = (size_t)atol(argv[3]);
     unsigned timeout = (unsigned)atoi(argv[4]);
     content_type = argv[6];
+    if (argc == 8 && atol(argv[7]) > 0) {
+        double rate = spin_rate();
+        work_iterations = (unsigned long)((double)atol(argv[7]) * rate);
+        fprintf(stderr, "work: %ld ns a request, %lu iterations (%.3f per ns)\n", atol(argv[7]), work_iterations, rate);
+    }
     FILE *f = fopen(argv[5], "rb");
     if (f == NULL) { perror(argv[5]); return 1; }
     fseek(f, 0, SEEK_END);
