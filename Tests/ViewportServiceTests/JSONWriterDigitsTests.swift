@@ -34,6 +34,47 @@ import Testing
         }
     }
 
+    @Test func quadsAreWrittenAsFourNumbers() {
+        // The fast path's edges (each digit count, 0, -0.0, 999,999 and 1,000,000), values it
+        // leaves to `rawNumber` (negative, fractional, large), then random mixes of both.
+        let edges: [Double] = [
+            0, -0.0, 1, 9, 10, 99, 100, 101, 999, 1000, 1001, 9999, 10_000, 10_001, 99_999, 100_000, 100_001,
+            999_999, 1_000_000, 1_000_001, -1, -50, 0.5, 375.25, 1e-7, 1e15, 2.5e6, 9_007_199_254_740_992,
+        ]
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var state = seed
+        func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state >> 11
+        }
+        var quads: [[Double]] = edges.map { [$0, $0, $0, $0] }
+        for a in edges { quads.append([a, 0, 375, 50]); quads.append([0, a, 50, 375]) }
+        for _ in 0..<20_000 {
+            quads.append((0..<4).map { _ in
+                switch next() % 4 {
+                case 0: Double(next() % 10)
+                case 1: Double(next() % 1_200_000)
+                case 2: edges[Int(next() % UInt64(edges.count))]
+                default: Double(Int(next() % 2_000_000) - 1_000_000) / 4
+                }
+            })
+        }
+        for q in quads {
+            let expected = Self.written { w in
+                w.raw(byte: UInt8(ascii: "["))
+                for (k, value) in q.enumerated() {
+                    if k > 0 { w.raw(byte: UInt8(ascii: ",")) }
+                    w.rawNumber(value)
+                }
+                w.raw(byte: UInt8(ascii: "]"))
+            }
+            #expect(Self.written { $0.rawQuad(q[0], q[1], q[2], q[3]) } == expected, "\(q), seed \(seed)")
+            // After other output, on a small buffer's edge: the one capacity check covers it all.
+            #expect(Self.written { w in w.raw("0123456789abc"); w.rawQuad(q[0], q[1], q[2], q[3]) } == "0123456789abc" + expected, "seed \(seed)")
+        }
+        #expect(Self.written { $0.rawQuad(0, 21_250, 375, 50) } == "[0,21250,375,50]")
+    }
+
     @Test func keysAndStringsAreSeparatedAndEscapedAsBefore() {
         let text = Self.written { w in
             w.beginObject()

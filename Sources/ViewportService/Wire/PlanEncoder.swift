@@ -269,15 +269,7 @@ enum PlanEncoder {
     /// `[x,y,width,height]` with no comma before it.
     @inline(__always)
     private static func rawRect(_ r: Rect, into w: inout JSONWriter) {
-        w.raw(byte: UInt8(ascii: "["))
-        w.rawNumber(r.x)
-        w.raw(byte: UInt8(ascii: ","))
-        w.rawNumber(r.y)
-        w.raw(byte: UInt8(ascii: ","))
-        w.rawNumber(r.width)
-        w.raw(byte: UInt8(ascii: ","))
-        w.rawNumber(r.height)
-        w.raw(byte: UInt8(ascii: "]"))
+        w.rawQuad(r.x, r.y, r.width, r.height)
     }
 
     @inline(__always)
@@ -301,11 +293,7 @@ enum PlanEncoder {
     }
 
     static func rect(_ r: Rect, into w: inout JSONWriter) {
-        w.beginArray()
-        w.number(r.x)
-        w.number(r.y)
-        w.number(r.width)
-        w.number(r.height)
-        w.endArray()
+        w.separate()
+        w.rawQuad(r.x, r.y, r.width, r.height)
     }
 }
