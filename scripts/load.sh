@@ -308,8 +308,28 @@ EOF
     printf '%-34s %s bytes of plans\n' "response:" "$(stat -c %s "$work/plans.ndjson")"
     rm -f "$work/plans.ndjson" "$work/updates.ndjson"
     echo
-    echo "== native client (viewport-bench 0 net): $items-item layout, $updates small steps, $jumps jumps, $round_trips round trips =="
-    "$bench" 0 net "$vp_port" "$items" "$updates" "$jumps" "$round_trips"
+    echo "== native client (viewport-bench 0 net): $items-item layout, $updates small steps, $jumps jumps =="
+    "$bench" 0 net "$vp_port" "$items" "$updates" "$jumps" 0 ndjson-steps,ndjson-jumps,ws-steps,ws-jumps
+    # Round trips, on a 10,000-item layout (the trace is small steps). A reply that has to wake a
+    # thread on the other CPU costs ~55 µs here, one between threads sharing a CPU ~12 µs,
+    # whichever server answers; unpinned, the scheduler places viewportd's socket thread and the
+    # bench's echo thread independently and the ratio is a coin toss (0.3x-4.7x). So both
+    # placements, each the same for both servers: viewportd (its threads, and the socket thread
+    # it starts for the connection) and the echo thread on CPU 0, the client on CPU 1; then all
+    # three on CPU 0.
+    if [[ "$(nproc)" -ge 2 ]] && command -v taskset >/dev/null; then
+        taskset -a -p -c 0 "$vp_pid" >/dev/null
+        echo
+        echo "== round trips ($round_trips): viewportd and the echo thread on CPU 0, the client on CPU 1 =="
+        VIEWPORT_BENCH_ECHO_CPU=0 taskset -c 1 "$bench" 0 net "$vp_port" 10000 "$round_trips" 0 "$round_trips" rtt
+        echo
+        echo "== round trips ($round_trips): viewportd, the echo thread and the client on CPU 0 =="
+        VIEWPORT_BENCH_ECHO_CPU=0 taskset -c 0 "$bench" 0 net "$vp_port" 10000 "$round_trips" 0 "$round_trips" rtt
+    else
+        echo
+        echo "== round trips ($round_trips), unpinned (one CPU, or no taskset) =="
+        "$bench" 0 net "$vp_port" 10000 "$round_trips" 0 "$round_trips" rtt
+    fi
     exit 0
 fi
 

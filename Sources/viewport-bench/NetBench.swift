@@ -16,6 +16,13 @@ import Glibc
 ///
 /// `parts` (comma-separated, default all) picks some: `ndjson-steps`, `ndjson-jumps`, `ws-steps`,
 /// `ws-jumps`, `rtt` (for profiling one of them).
+///
+/// A round trip costs ~12 µs when the two threads share a CPU and ~55 µs when the reply has to
+/// wake the other one (this VM's cross-CPU wake-up), whichever server answers; the scheduler
+/// places viewportd's socket thread and the echo thread independently, so unpinned the ratio is
+/// a coin toss (0.3× to 4.7× over eight runs). `VIEWPORT_BENCH_ECHO_CPU=N` pins the echo thread
+/// to CPU N: `scripts/load.sh stream` pins viewportd and the echo thread to one CPU and this
+/// client to another (both replies cross CPUs), then all three to one CPU.
 enum NetBench {
     static let viewportHeight = 667.0
     static let rowHeight = 50.0
@@ -90,7 +97,7 @@ enum NetBench {
         // Sequential round trips, interleaved with the bare TCP ping-pong in chunks so that the
         // machine's noise hits both alike.
         let socket = try WebSocketClient(port: port, session: try openSession())
-        let echo = try EchoServer()
+        let echo = try EchoServer(cpu: ProcessInfoEnvironment.int("VIEWPORT_BENCH_ECHO_CPU"))
         let ping = try NetClient(port: echo.port)
         var wsSeconds = 0.0
         var tcpSeconds = 0.0
@@ -103,7 +110,7 @@ enum NetBench {
             var t = now()
             for _ in 0..<chunk {
                 position = (position + 1) % smallSteps.count
-                replyBytes = try socket.roundTrip(Array(#"{"offset":[0,\#(Int(smallSteps[position]))]}"#.utf8))
+                replyBytes += try socket.roundTrip(Array(#"{"offset":[0,\#(Int(smallSteps[position]))]}"#.utf8))
             }
             wsSeconds += now() - t
             t = now()
@@ -116,7 +123,7 @@ enum NetBench {
         let n = Double((roundTrips / chunk) * chunk)
         let ws = wsSeconds / n * 1e6
         let tcp = tcpSeconds / n * 1e6
-        line("WebSocket sequential round trip", "\(fmt(ws, 1)) µs  (\(replyBytes)-byte frames)")
+        line("WebSocket sequential round trip", "\(fmt(ws, 1)) µs  (plan frames of \(fmt(Double(replyBytes) / n, 0)) B on average)")
         line("bare TCP ping-pong on loopback", "\(fmt(tcp, 1)) µs  (\(pingMessage.count) B out, \(echo.replySize) B back)")
         line("  ratio WebSocket / TCP", "\(fmt(ws / tcp, 2))×  (target ≤ 2×)")
         echo.stop()
@@ -286,7 +293,8 @@ final class EchoServer: @unchecked Sendable {
     let replySize = 64
     private var thread: Thread?
 
-    init() throws {
+    /// `cpu`: the one CPU the echo thread runs on (nil: wherever the scheduler puts it).
+    init(cpu: Int? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         listener = fd
         var address = sockaddr_in()
@@ -302,6 +310,9 @@ final class EchoServer: @unchecked Sendable {
         port = Int(UInt16(bigEndian: address.sin_port))
         let reply = [UInt8](repeating: UInt8(ascii: "x"), count: 64)
         thread = Thread {
+            if let cpu, !pinCurrentThread(to: cpu) {
+                print("echo server: cannot pin to CPU \(cpu) (errno \(errno)); unpinned")
+            }
             let accepted = accept(fd, nil, nil)
             guard accepted >= 0 else { return }
             let connection = NetClient(accepted: accepted)
@@ -357,4 +368,29 @@ final class Thread: @unchecked Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
+}
+
+/// Reads integers from the environment.
+enum ProcessInfoEnvironment {
+    /// The variable as an integer; nil when unset or not one.
+    static func int(_ name: String) -> Int? {
+        getenv(name).flatMap { Int(String(cString: $0)) }
+    }
+}
+
+/// Restricts the calling thread to one CPU (`sched_setaffinity` on pid 0, the caller); false
+/// when the kernel refuses (no such CPU, or outside the process's allowed set). Glibc declares
+/// `sched_setaffinity` only under `_GNU_SOURCE`, which Swift's Glibc module is not built with, so
+/// it is looked up by name (a C target for one call would be more package than it is worth).
+func pinCurrentThread(to cpu: Int) -> Bool {
+    typealias SetAffinity = @convention(c) (pid_t, Int, UnsafeRawPointer) -> Int32
+    guard cpu >= 0, cpu < MemoryLayout<cpu_set_t>.size * 8,
+        let symbol = dlsym(nil, "sched_setaffinity")  // nil: RTLD_DEFAULT, every loaded object
+    else { return false }
+    var set = cpu_set_t()
+    withUnsafeMutableBytes(of: &set) { bytes in
+        bytes[cpu / 8] |= UInt8(1) << UInt8(cpu % 8)
+    }
+    let setAffinity = unsafeBitCast(symbol, to: SetAffinity.self)
+    return withUnsafeBytes(of: &set) { bytes in bytes.baseAddress.map { setAffinity(0, bytes.count, $0) } } == 0
 }
