@@ -85,6 +85,44 @@ import ViewportTestSupport
         }
     }
 
+    /// A query given the start `prefetchQuery` found for its near edge reports what it reports
+    /// without one; a start found for another edge, or by another index, changes nothing; an
+    /// R-tree has none to give.
+    @Test func queriesFromAPrefetchedStartMatchBruteForce() {
+        var rng = SeededRandom(seed: 29)
+        let layouts = Self.layouts(using: &rng)
+        let other = SpatialIndex(rects: ContiguousArray((0..<10_000).map { Rect(x: 0, y: Double($0) * 7, width: 375, height: 7) }))
+        for layout in layouts {
+            let index = SpatialIndex(rects: ContiguousArray(layout.rects))
+            let maxX = (layout.rects.map { $0.x + $0.width }.max() ?? 100) + 100
+            let maxY = (layout.rects.map { $0.y + $0.height }.max() ?? 100) + 100
+            for _ in 0..<300 {
+                let x0 = Double(Int.random(in: -100...Int(maxX), using: &rng))
+                let y0 = Double(Int.random(in: -100...Int(maxY), using: &rng))
+                let x1 = x0 + Double(Int.random(in: 0...800, using: &rng))
+                let y1 = y0 + Double(Int.random(in: 0...1_500, using: &rng))
+                let expected = Self.touching(layout.rects, x0, y0, x1, y1)
+                let prefetched = index.prefetchQuery(minX: x0, minY: y0)
+                if !index.isSortedRun { #expect(prefetched == nil, "\(layout.name)") }
+                let elsewhere = index.prefetchQuery(minX: x0, minY: Double(Int.random(in: -100...Int(maxY), using: &rng)))
+                let foreign = other.prefetchQuery(minX: x0, minY: y0)
+                for start in [prefetched?.start, elsewhere?.start, foreign?.start] {
+                    var found: [Int] = []
+                    index.forEachCandidate(minX: x0, minY: y0, maxX: x1, maxY: y1, start: start) { k, rect in
+                        found.append(k)
+                        #expect(rect == layout.rects[k], "\(layout.name) item \(k)")
+                    }
+                    #expect(found.sorted() == expected, "\(layout.name) [\(x0), \(y0)] – [\(x1), \(y1)]")
+                }
+                // The block's first position is where the query's scan may begin: never after
+                // the first item it reports.
+                if let first = prefetched?.first, let earliest = expected.min() {
+                    #expect(first <= earliest, "\(layout.name)")
+                }
+            }
+        }
+    }
+
     /// A sorted run reports the numbers it was given, like the R-tree.
     @Test func sortedRunReportsGivenNumbers() {
         let rects = ContiguousArray((0..<500).map { Rect(x: 0, y: Double($0) * 10, width: 100, height: 10) })

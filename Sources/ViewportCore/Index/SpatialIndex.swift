@@ -197,19 +197,20 @@ public final class SpatialIndex: @unchecked Sendable {
     /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other (a sorted
     ///   run: O(log n + k + `maxSortedSlack`) for queries spanning the layout across its axis).
     @inline(__always)
+    /// `start`: from ``prefetchQuery(minX:minY:)`` for the same near edge, saves a search.
     public func forEachCandidate(
-        minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int, Rect) -> Void
+        minX: Double, minY: Double, maxX: Double, maxY: Double, start: QueryStart? = nil, _ body: (Int, Rect) -> Void
     ) {
         if rects.isCompact {
             rects.floats.withUnsafeBufferPointer { f in
-                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, rect: { k in
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in
                     let b = k &* 4
                     return Rect(x: Double(f[b]), y: Double(f[b &+ 1]), width: Double(f[b &+ 2]), height: Double(f[b &+ 3]))
                 }, address: { k in f.baseAddress.map { UnsafeRawPointer($0 + k &* 4) } }, body)
             }
         } else {
             rects.doubles.withUnsafeBufferPointer { d in
-                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, rect: { k in d[k] }, address: { k in d.baseAddress.map { UnsafeRawPointer($0 + k) } }, body)
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in d[k] }, address: { k in d.baseAddress.map { UnsafeRawPointer($0 + k) } }, body)
             }
         }
     }
@@ -218,7 +219,7 @@ public final class SpatialIndex: @unchecked Sendable {
     /// start at `address(k)`.
     @inline(__always)
     private func visit(
-        minX: Double, minY: Double, maxX: Double, maxY: Double, rect: (Int) -> Rect, address: (Int) -> UnsafeRawPointer?,
+        minX: Double, minY: Double, maxX: Double, maxY: Double, start: QueryStart?, rect: (Int) -> Rect, address: (Int) -> UnsafeRawPointer?,
         _ body: (Int, Rect) -> Void
     ) {
         let numbers = leafNumbers
@@ -226,7 +227,7 @@ public final class SpatialIndex: @unchecked Sendable {
             guard minX <= maxX, minY <= maxY else { return }
             let axis = sortedAxis
             let n = count
-            let first = firstReaching(Float.down(axis == 0 ? minX : minY), prefetch: address)
+            let first = firstReaching(Float.down(axis == 0 ? minX : minY), start: start, prefetch: address)
             let far = Float.up(axis == 0 ? maxX : maxY)
             var k = first
             while k < n {
@@ -252,18 +253,63 @@ public final class SpatialIndex: @unchecked Sendable {
         }
     }
 
+    /// Starts loading what a query whose box starts at (`minX`, `minY`) reads first in a sorted
+    /// run, its block of reaches and that block's rects, and answers where that query starts
+    /// (pass it to ``forEachCandidate(minX:minY:maxX:maxY:start:_:)``), with the block's first
+    /// position; nil for an R-tree, a run with reported numbers, or a box past every reach. A
+    /// caller with other work to do before the query overlaps these cache misses with it.
+    /// - Complexity: O(log n).
+    public func prefetchQuery(minX: Double, minY: Double) -> (start: QueryStart, first: Int)? {
+        guard sortedAxis >= 0, leafNumbers.isEmpty, let reaches = reach.baseAddress else { return nil }
+        let top = reachTop
+        let near = Float.down(sortedAxis == 0 ? minX : minY)
+        let block = top.firstIndex(notBelow: near, from: 0, count: top.count)
+        guard block < top.count else { return nil }
+        let first = block &* Self.reachBlock
+        viewportd_prefetch(reaches + first)
+        let end = min(first &+ Self.reachBlock, count)
+        if rects.isCompact {
+            rects.floats.withUnsafeBufferPointer { f in
+                guard let base = f.baseAddress else { return }
+                Self.prefetchLines(from: UnsafeRawPointer(base + first &* 4), to: UnsafeRawPointer(base + end &* 4))
+            }
+        } else {
+            rects.doubles.withUnsafeBufferPointer { d in
+                guard let base = d.baseAddress else { return }
+                Self.prefetchLines(from: UnsafeRawPointer(base + first), to: UnsafeRawPointer(base + end))
+            }
+        }
+        return (QueryStart(index: ObjectIdentifier(self), near: near, block: block), first)
+    }
+
+    /// Prefetches every cache line of `[from, to)`.
+    @inline(__always)
+    private static func prefetchLines(from: UnsafeRawPointer, to: UnsafeRawPointer) {
+        var line = UnsafeRawPointer(bitPattern: UInt(bitPattern: from) & ~63) ?? from
+        while line < to {
+            viewportd_prefetch(line)
+            line += 64
+        }
+    }
+
     /// A sorted run's first rect whose reach gets to `near` (reach never decreases): no rect
     /// before it touches a query whose near edge is `near`. Found in two steps: the first block
-    /// whose last reach gets there (in `reachTop`), then the first reach in that block.
+    /// whose last reach gets there (in `reachTop`; `hint`'s block when it is this index's for the
+    /// same edge), then the first reach in that block.
     /// - Complexity: O(log n).
     ///
     /// Once the block is known, the loads of its rects (which the scan reads next) start while
     /// the block's own reaches load: on a random jump over 1M items both miss the cache, and
     /// waiting for them one after the other was a tenth of the jump.
     @inline(__always)
-    private func firstReaching(_ near: Float, prefetch address: (Int) -> UnsafeRawPointer?) -> Int {
+    private func firstReaching(_ near: Float, start hint: QueryStart?, prefetch address: (Int) -> UnsafeRawPointer?) -> Int {
         let top = reachTop
-        let block = top.firstIndex(notBelow: near, from: 0, count: top.count)
+        let block: Int
+        if let hint, hint.near == near, hint.index == ObjectIdentifier(self) {
+            block = hint.block
+        } else {
+            block = top.firstIndex(notBelow: near, from: 0, count: top.count)
+        }
         guard block < top.count else { return count }
         let start = block &* Self.reachBlock
         let length = min(Self.reachBlock, count &- start)

@@ -340,6 +340,20 @@ public final class Layout: Sendable {
         if segments.isEmpty { reuseClasses.prefetch(item) }
     }
 
+    /// Starts loading what a query of `region` and a plan of its items read first, on an explicit
+    /// layout in a sorted run: the index's block of reaches at the region's near edge, the rects
+    /// there, and the reuse classes and id offsets of the items that start there; answers where a
+    /// query from that edge starts (for ``forEachItem(minX:minY:maxX:maxY:start:_:)``), nil for
+    /// other layouts. A jump calls it before it finds its leaving items, so that these misses (on
+    /// a 1M-item layout, a random place is not in the cache) load during that work instead of one
+    /// after the other in the query.
+    func prefetchItems(in region: Region) -> QueryStart? {
+        guard segments.isEmpty, let (start, first) = index.prefetchQuery(minX: region.minX, minY: region.minY) else { return nil }
+        reuseClasses.prefetch(first)
+        ids.prefetchOffset(at: first)
+        return start
+    }
+
     /// Starts loading where an explicit item's id is stored (its entry of the id offsets): the
     /// planner calls it for a jump's first entering item, whose id the plan's encoder reads
     /// soon after (on a 1M-item layout a random item's id missed the cache twice: offset, then
@@ -375,9 +389,9 @@ public final class Layout: Sendable {
     /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other, plus
     ///   O(s) for s generated sections.
     @inline(__always)
-    public func forEachItem(minX: Double, minY: Double, maxX: Double, maxY: Double, _ body: (Int, Rect) -> Void) {
+    public func forEachItem(minX: Double, minY: Double, maxX: Double, maxY: Double, start: QueryStart? = nil, _ body: (Int, Rect) -> Void) {
         // The index reports explicit items with their rects (read from `explicitRects`).
-        index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY, body)
+        index.forEachCandidate(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, body)
         if segments.isEmpty { return }
         for segment in segments {
             switch segment {

@@ -190,15 +190,18 @@ public struct ViewportSession: Sendable {
         } else if newRegion.isDisjoint(from: region) {
             // A jump: every item of the old region leaves. They are all shown, so they are found
             // there, without a query of the old region (half a jump's index work on a 1M layout).
-            // The entering items are found first, and the class of the first one starts loading
-            // while the leaving ones are found, taken and pooled: on a 1M-item layout that byte is
-            // a cache miss, and it was half of the entering loop's time in `perf annotate`.
-            entering = changedItems(in: newRegion, notIn: region)
+            // What the new region's query and plan read first (the index block, rects, classes
+            // and id offsets at a random place: cache misses on a 1M-item layout) starts loading,
+            // the leaving items are found meanwhile, then the query starts where the prefetch
+            // found its block. Then the first entering item's class starts loading while the
+            // leaving views are taken and pooled.
+            let start = layout.prefetchItems(in: newRegion)
+            leaving = shownItems(in: region, notIn: newRegion)
+            entering = changedItems(in: newRegion, notIn: region, start: start)
             if let first = entering.first {
                 layout.prefetchClass(of: first)
                 layout.prefetchID(of: first)
             }
-            leaving = shownItems(in: region, notIn: newRegion)
         } else {
             leaving = changedItems(in: region, notIn: newRegion)
             entering = changedItems(in: newRegion, notIn: region)
@@ -377,7 +380,9 @@ public struct ViewportSession: Sendable {
     ///
     /// Such an item lies outside `b` on some side, so it touches one of the (at most four) strips
     /// of `a` beyond `b`'s edges; only those strips are searched.
-    func changedItems(in a: Region, notIn b: Region) -> [Int] {
+    ///
+    /// `start`: from `Layout.prefetchItems(in: a)`; the search from `a`'s near edge begins there.
+    func changedItems(in a: Region, notIn b: Region, start: QueryStart? = nil) -> [Int] {
         guard a != b else { return [] }
         var found: [Int] = []
         // About as many items change as are shown (all of them on a jump): one allocation.
@@ -386,7 +391,7 @@ public struct ViewportSession: Sendable {
         // search paid a dynamic exclusivity check (swift_beginAccess) on it.
         let layout = layout
         func search(_ found: inout [Int], _ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
-            layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item, r in
+            layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start) { item, r in
                 if a.intersects(r) && !b.intersects(r) { found.append(item) }
             }
         }
