@@ -63,18 +63,28 @@ import ViewportTestSupport
         return out
     }
 
+    /// How far queries range: 100 past the rects' far edges (100 for no rects).
+    static func bounds(of rects: [Rect]) -> (maxX: Double, maxY: Double) {
+        ((rects.map { $0.x + $0.width }.max() ?? 100) + 100, (rects.map { $0.y + $0.height }.max() ?? 100) + 100)
+    }
+
+    /// A query box starting anywhere from -100 to `bounds`, up to 800 wide and 1,500 high.
+    static func randomBox(within bounds: (maxX: Double, maxY: Double), using rng: inout SeededRandom) -> (Double, Double, Double, Double) {
+        let x0 = Double(Int.random(in: -100...Int(bounds.maxX), using: &rng))
+        let y0 = Double(Int.random(in: -100...Int(bounds.maxY), using: &rng))
+        let x1 = x0 + Double(Int.random(in: 0...800, using: &rng))
+        let y1 = y0 + Double(Int.random(in: 0...1_500, using: &rng))
+        return (x0, y0, x1, y1)
+    }
+
     @Test func queriesMatchBruteForceInBothForms() {
         var rng = SeededRandom(seed: 13)
         for layout in Self.layouts(using: &rng) {
             let index = SpatialIndex(rects: ContiguousArray(layout.rects))
             #expect(index.isSortedRun == layout.sorted, "\(layout.name)")
-            let maxX = (layout.rects.map { $0.x + $0.width }.max() ?? 100) + 100
-            let maxY = (layout.rects.map { $0.y + $0.height }.max() ?? 100) + 100
+            let bounds = Self.bounds(of: layout.rects)
             for _ in 0..<300 {
-                let x0 = Double(Int.random(in: -100...Int(maxX), using: &rng))
-                let y0 = Double(Int.random(in: -100...Int(maxY), using: &rng))
-                let x1 = x0 + Double(Int.random(in: 0...800, using: &rng))
-                let y1 = y0 + Double(Int.random(in: 0...1_500, using: &rng))
+                let (x0, y0, x1, y1) = Self.randomBox(within: bounds, using: &rng)
                 var found: [Int] = []
                 index.forEachCandidate(minX: x0, minY: y0, maxX: x1, maxY: y1) { k, rect in
                     found.append(k)
@@ -94,13 +104,10 @@ import ViewportTestSupport
         let other = SpatialIndex(rects: ContiguousArray((0..<10_000).map { Rect(x: 0, y: Double($0) * 7, width: 375, height: 7) }))
         for layout in layouts {
             let index = SpatialIndex(rects: ContiguousArray(layout.rects))
-            let maxX = (layout.rects.map { $0.x + $0.width }.max() ?? 100) + 100
-            let maxY = (layout.rects.map { $0.y + $0.height }.max() ?? 100) + 100
+            let bounds = Self.bounds(of: layout.rects)
+            let maxY = bounds.maxY
             for _ in 0..<300 {
-                let x0 = Double(Int.random(in: -100...Int(maxX), using: &rng))
-                let y0 = Double(Int.random(in: -100...Int(maxY), using: &rng))
-                let x1 = x0 + Double(Int.random(in: 0...800, using: &rng))
-                let y1 = y0 + Double(Int.random(in: 0...1_500, using: &rng))
+                let (x0, y0, x1, y1) = Self.randomBox(within: bounds, using: &rng)
                 let expected = Self.touching(layout.rects, x0, y0, x1, y1)
                 let prefetched = index.prefetchQuery(minX: x0, minY: y0)
                 if !index.isSortedRun { #expect(prefetched == nil, "\(layout.name)") }

@@ -304,21 +304,17 @@ public final class SpatialIndex: @unchecked Sendable {
     @inline(__always)
     private func firstReaching(_ near: Float, start hint: QueryStart?, prefetch address: (Int) -> UnsafeRawPointer?) -> Int {
         let top = reachTop
-        let block: Int
         if let hint, hint.near == near, hint.index == ObjectIdentifier(self) {
-            block = hint.block
-        } else {
-            block = top.firstIndex(notBelow: near, from: 0, count: top.count)
+            // `prefetchQuery` found this block and started loading its rects already.
+            let start = hint.block &* Self.reachBlock
+            return reach.firstIndex(notBelow: near, from: start, count: min(Self.reachBlock, count &- start))
         }
+        let block = top.firstIndex(notBelow: near, from: 0, count: top.count)
         guard block < top.count else { return count }
         let start = block &* Self.reachBlock
         let length = min(Self.reachBlock, count &- start)
         if let first = address(start), let last = address(start &+ length &- 1) {
-            var line = UnsafeRawPointer(bitPattern: UInt(bitPattern: first) & ~63) ?? first
-            while line <= last {
-                viewportd_prefetch(line)
-                line += 64
-            }
+            Self.prefetchLines(from: first, to: last + 1)
         }
         return reach.firstIndex(notBelow: near, from: start, count: length)
     }
