@@ -25,7 +25,7 @@ import CPrefetch
 /// exactly against the closed query box, so a layout keeps every rect once. Both forms report the
 /// same items (in different orders). Callers still test their own predicate.
 ///
-/// Memory: a sorted run keeps 4.25 bytes of reach per item (with `reachTop`); an R-tree 4 bytes
+/// Memory: a sorted run keeps 4.27 bytes of reach per item (with its `ReachTree`); an R-tree 4 bytes
 /// of rect position per leaf and 24 bytes per inner node (about 1.5 bytes per item at fanout 16).
 /// Either keeps 4 more of reported number per item for a layout with sections.
 public final class SpatialIndex: @unchecked Sendable {
@@ -62,14 +62,14 @@ public final class SpatialIndex: @unchecked Sendable {
     /// A sorted run's farthest far edge along `sortedAxis` (rounded up to `Float`) among rects
     /// `0...i`; empty for an R-tree.
     private let reach: UnsafeMutableBufferPointer<Float>
-    /// The last reach of each block of `reachBlock` (`reach` starts on a cache line, so a block is
-    /// one line). A query's binary search runs over these (a 16th of `reach`, which stays in
-    /// cache between queries) and ends inside one block: on 1M items, a binary search over the
-    /// whole 4 MB `reach` missed the cache on most of its ~20 steps, a tenth of a random jump's
-    /// cost. (A second level, every 256th reach, measured no faster: one more dependent load.)
-    private let reachTop: UnsafeMutableBufferPointer<Float>
+    /// The levels above `reach` (the last reach of each block of `reachBlock`, then the last of
+    /// each block of those, ...) that find a query's block (`reach` starts on a cache line and
+    /// is padded with +infinity to whole blocks, so a block is one line). On 1M items, a binary
+    /// search over the whole 4 MB `reach` missed the cache on most of its ~20 steps, a tenth of a
+    /// random jump's cost; one over the 62,500 block ends mispredicted half its ~16 branches.
+    private let reachTree: ReachTree
     /// Reaches per block: 16 `Float`s, one 64-byte cache line.
-    static let reachBlock = 16
+    static let reachBlock = ReachTree.width
     /// Number of items.
     public let count: Int
 
@@ -103,7 +103,7 @@ public final class SpatialIndex: @unchecked Sendable {
         if let run = SpatialIndex.sortedRun(boxes: boxes) {
             sortedAxis = run.axis
             reach = SpatialIndex.lineAlignedBuffer(run.reach)
-            reachTop = SpatialIndex.buffer(SpatialIndex.blockLasts(run.reach))
+            reachTree = ReachTree(reach: UnsafeBufferPointer(reach))
             leafNumbers = SpatialIndex.buffer(numbers ?? [])
             leafItems = SpatialIndex.buffer([])
             nodeBoxes = SpatialIndex.buffer([])
@@ -115,7 +115,7 @@ public final class SpatialIndex: @unchecked Sendable {
         }
         sortedAxis = -1
         reach = SpatialIndex.lineAlignedBuffer([])
-        reachTop = SpatialIndex.buffer([])
+        reachTree = ReachTree(reach: UnsafeBufferPointer(reach))
         let fanout = SpatialIndex.fanout
         var (order, parentBoxes) = SpatialIndex.pack(boxes: boxes, fanout: fanout)
         boxes = []
@@ -158,7 +158,6 @@ public final class SpatialIndex: @unchecked Sendable {
 
     deinit {
         UnsafeMutableRawPointer(reach.baseAddress)?.deallocate()
-        reachTop.deallocate()
         leafItems.deallocate()
         leafNumbers.deallocate()
         nodeBoxes.deallocate()
@@ -172,24 +171,23 @@ public final class SpatialIndex: @unchecked Sendable {
         return buffer
     }
 
-    /// A copy of `values` starting on a 64-byte boundary (free it through its raw pointer).
+    /// A copy of `values` starting on a 64-byte boundary and followed by +infinity up to a whole
+    /// block (one more when empty), so that `ReachTree.countBelow` can read any block whole (free
+    /// it through its raw pointer). The buffer's count is `values.count`.
     private static func lineAlignedBuffer(_ values: ContiguousArray<Float>) -> UnsafeMutableBufferPointer<Float> {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(1, values.count) * MemoryLayout<Float>.stride, alignment: 64)
-        let buffer = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Float.self, capacity: values.count), count: values.count)
+        let capacity = max(reachBlock, ReachTree.padded(values.count))
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Float>.stride, alignment: 64)
+        let whole = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Float.self, capacity: capacity), count: capacity)
+        whole.initialize(repeating: .infinity)
+        let buffer = UnsafeMutableBufferPointer(rebasing: whole[..<values.count])
         _ = buffer.initialize(from: values)
         return buffer
     }
 
-    /// The last value of each block of `reachBlock` values (of the shorter last block too).
-    private static func blockLasts(_ reach: ContiguousArray<Float>) -> ContiguousArray<Float> {
-        let block = reachBlock
-        let blocks = (reach.count + block - 1) / block
-        return ContiguousArray((0..<blocks).map { reach[min(reach.count, ($0 + 1) * block) - 1] })
-    }
-
     /// Bytes held by the index (the rects it reads are the layout's, not counted).
     public var memoryBytes: Int {
-        (leafItems.count + leafNumbers.count + nodeBoxes.count + childStart.count + childEnd.count + reach.count + reachTop.count) * 4
+        (leafItems.count + leafNumbers.count + nodeBoxes.count + childStart.count + childEnd.count + ReachTree.padded(reach.count)) * 4
+            + (sortedAxis >= 0 ? reachTree.memoryBytes : 0)
     }
 
     /// Calls `body` with every item whose rect touches the closed box `[minX, maxX] × [minY, maxY]`,
@@ -261,10 +259,9 @@ public final class SpatialIndex: @unchecked Sendable {
     /// - Complexity: O(log n).
     public func prefetchQuery(minX: Double, minY: Double) -> (start: QueryStart, first: Int)? {
         guard sortedAxis >= 0, leafNumbers.isEmpty, let reaches = reach.baseAddress else { return nil }
-        let top = reachTop
         let near = Float.down(sortedAxis == 0 ? minX : minY)
-        let block = top.firstIndex(notBelow: near, from: 0, count: top.count)
-        guard block < top.count else { return nil }
+        let block = reachTree.firstBlock(reaching: near)
+        guard block < reachTree.blockCount else { return nil }
         let first = block &* Self.reachBlock
         viewportd_prefetch(reaches + first)
         let end = min(first &+ Self.reachBlock, count)
@@ -294,8 +291,8 @@ public final class SpatialIndex: @unchecked Sendable {
 
     /// A sorted run's first rect whose reach gets to `near` (reach never decreases): no rect
     /// before it touches a query whose near edge is `near`. Found in two steps: the first block
-    /// whose last reach gets there (in `reachTop`; `hint`'s block when it is this index's for the
-    /// same edge), then the first reach in that block.
+    /// whose last reach gets there (from `reachTree`; `hint`'s block when it is this index's for
+    /// the same edge), then the first reach in that block (counted in its line).
     /// - Complexity: O(log n).
     ///
     /// Once the block is known, the loads of its rects (which the scan reads next) start while
@@ -303,20 +300,21 @@ public final class SpatialIndex: @unchecked Sendable {
     /// waiting for them one after the other was a tenth of the jump.
     @inline(__always)
     private func firstReaching(_ near: Float, start hint: QueryStart?, prefetch address: (Int) -> UnsafeRawPointer?) -> Int {
-        let top = reachTop
+        guard let reaches = reach.baseAddress else { return count }
         if let hint, hint.near == near, hint.index == ObjectIdentifier(self) {
             // `prefetchQuery` found this block and started loading its rects already.
             let start = hint.block &* Self.reachBlock
-            return reach.firstIndex(notBelow: near, from: start, count: min(Self.reachBlock, count &- start))
+            return start &+ ReachTree.countBelow(near, in: reaches + start)
         }
-        let block = top.firstIndex(notBelow: near, from: 0, count: top.count)
-        guard block < top.count else { return count }
+        let block = reachTree.firstBlock(reaching: near)
+        guard block < reachTree.blockCount else { return count }
         let start = block &* Self.reachBlock
         let length = min(Self.reachBlock, count &- start)
         if let first = address(start), let last = address(start &+ length &- 1) {
             Self.prefetchLines(from: first, to: last + 1)
         }
-        return reach.firstIndex(notBelow: near, from: start, count: length)
+        // The block's padding (+infinity) is not below `near`: the count stays inside it.
+        return start &+ ReachTree.countBelow(near, in: reaches + start)
     }
 
     /// Calls `body(start, end)` with the leaf range of every level-one node whose box touches the
