@@ -28,14 +28,9 @@ package final class ReachTree: @unchecked Sendable {
     /// Builds the levels above `reach` (non-decreasing).
     /// - Complexity: O(n / 16).
     package init(reach: UnsafeBufferPointer<Float>) {
-        let width = Self.width
-        var levels: [ContiguousArray<Float>] = []
-        var below = ContiguousArray(reach)
-        while below.count > width || levels.isEmpty {
-            let blocks = (below.count + width - 1) / width
-            let lasts = ContiguousArray((0..<blocks).map { below[min(below.count, ($0 + 1) * width) - 1] })
-            levels.append(lasts)
-            below = lasts
+        var levels = [Self.lasts(of: reach)]
+        while let below = levels.last, below.count > Self.width {
+            levels.append(Self.lasts(of: below))
         }
         blockCount = levels[0].count
         topCount = levels[levels.count - 1].count
@@ -56,6 +51,12 @@ package final class ReachTree: @unchecked Sendable {
 
     deinit {
         UnsafeMutableRawPointer(storage.baseAddress)?.deallocate()
+    }
+
+    /// The last value of each block of `width` values (of the shorter last block too).
+    private static func lasts<Values: RandomAccessCollection<Float>>(of values: Values) -> ContiguousArray<Float> where Values.Index == Int {
+        let blocks = (values.count + width - 1) / width
+        return ContiguousArray((0..<blocks).map { values[values.startIndex + min(values.count, ($0 + 1) * width) - 1] })
     }
 
     /// `count` rounded up to whole lines.

@@ -172,15 +172,15 @@ public final class SpatialIndex: @unchecked Sendable {
     }
 
     /// A copy of `values` starting on a 64-byte boundary and followed by +infinity up to a whole
-    /// block (one more when empty), so that `ReachTree.countBelow` can read any block whole (free
-    /// it through its raw pointer). The buffer's count is `values.count`.
+    /// block (a block of it when empty), so that `ReachTree.countBelow` can read any block whole
+    /// (free it through its raw pointer). The buffer's count is `values.count`.
     private static func lineAlignedBuffer(_ values: ContiguousArray<Float>) -> UnsafeMutableBufferPointer<Float> {
         let capacity = max(reachBlock, ReachTree.padded(values.count))
         let raw = UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Float>.stride, alignment: 64)
         let whole = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Float.self, capacity: capacity), count: capacity)
-        whole.initialize(repeating: .infinity)
         let buffer = UnsafeMutableBufferPointer(rebasing: whole[..<values.count])
         _ = buffer.initialize(from: values)
+        UnsafeMutableBufferPointer(rebasing: whole[values.count...]).initialize(repeating: .infinity)
         return buffer
     }
 
