@@ -77,6 +77,34 @@ import ViewportTestSupport
         #expect(events == [.ping([1, 2]), .message(binary: false, payload: Array(("hello" + String(repeating: "w", count: 300)).utf8))])
     }
 
+    /// The text check's ASCII pass and the standard library's strict validation agree on every
+    /// payload: ASCII, ASCII with one byte of any value spliced in, valid multi-byte text, and
+    /// random bytes; a text frame carrying each (masked by the client) parses to the payload or
+    /// fails with 1007.
+    @Test func textValidationAgreesWithTheStandardLibrary() {
+        var rng = TestRandom(seed: 0x00F8_7E57)
+        for round in 0..<3_000 {
+            let length = Int.random(in: 0...80, using: &rng)
+            var payload: [UInt8]
+            switch round % 4 {
+            case 0: payload = (0..<length).map { _ in UInt8.random(in: 0...0x7F, using: &rng) }
+            case 1:
+                payload = (0..<max(1, length)).map { _ in UInt8.random(in: 0x20...0x7E, using: &rng) }
+                payload[Int.random(in: 0..<payload.count, using: &rng)] = UInt8.random(in: 0...0xFF, using: &rng)
+            case 2: payload = Array(String((0..<length).map { _ in ["a", "é", "€", "𝄞", "\u{7F}"].randomElement(using: &rng) ?? "a" }.joined()).utf8)
+            default: payload = (0..<length).map { _ in UInt8.random(in: 0...0xFF, using: &rng) }
+            }
+            let valid = payload.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) != nil }
+            #expect(WebSocketFrameParser.isValidUTF8(payload) == valid, "\(payload)")
+            let events = Self.parse(Client.frame(opcode: Client.text, payload: payload))
+            if valid {
+                #expect(events == [.message(binary: false, payload: payload)], "\(payload)")
+            } else {
+                #expect(Self.failureCode(events) == 1007, "\(payload)")
+            }
+        }
+    }
+
     @Test func fragmentsAreReassembledWithControlFramesInterleaved() {
         let bytes = Client.frame(opcode: Client.text, payload: Array("frag".utf8), fin: false)
             + Client.frame(opcode: Client.ping, payload: Array("p1".utf8))
