@@ -192,10 +192,10 @@ public final class SpatialIndex: @unchecked Sendable {
 
     /// Calls `body` with every item whose rect touches the closed box `[minX, maxX] × [minY, maxY]`,
     /// and its rect (a superset of the items strictly intersecting it; the caller filters exactly).
+    /// `start`: from ``prefetchQuery(minX:minY:)`` for the same near edge, saves a search.
     /// - Complexity: O(log n + k) for layouts whose items do not pile up on each other (a sorted
     ///   run: O(log n + k + `maxSortedSlack`) for queries spanning the layout across its axis).
     @inline(__always)
-    /// `start`: from ``prefetchQuery(minX:minY:)`` for the same near edge, saves a search.
     public func forEachCandidate(
         minX: Double, minY: Double, maxX: Double, maxY: Double, start: QueryStart? = nil, _ body: (Int, Rect) -> Void
     ) {

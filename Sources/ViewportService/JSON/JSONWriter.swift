@@ -290,44 +290,36 @@ public struct JSONWriter: ~Copyable {
     /// answers the position after it. Digits two at a time from the pair table.
     @inline(__always)
     private static func writeSmall(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
-        let pairs = Self.digitPairsLiteral.utf8Start
-        if value < 10 {
-            base[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
-            return at &+ 1
-        }
-        if value < 100 {
-            base[at] = pairs[value &* 2]
-            base[at &+ 1] = pairs[value &* 2 &+ 1]
-            return at &+ 2
-        }
+        if value < 100 { return writeUpToTwo(value, to: base, at: at) }
         // The low pair, then what is above it (1 to 4 digits) written before it.
         let (high, low) = value.quotientAndRemainder(dividingBy: 100)
         let end: Int
-        if high < 10 {
-            base[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: high)
-            end = at &+ 1
-        } else if high < 100 {
-            base[at] = pairs[high &* 2]
-            base[at &+ 1] = pairs[high &* 2 &+ 1]
-            end = at &+ 2
+        if high < 100 {
+            end = writeUpToTwo(high, to: base, at: at)
         } else {
             let (top, middle) = high.quotientAndRemainder(dividingBy: 100)
-            var next = at
-            if top >= 10 {
-                base[next] = pairs[top &* 2]
-                base[next &+ 1] = pairs[top &* 2 &+ 1]
-                next &+= 2
-            } else {
-                base[next] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: top)
-                next &+= 1
-            }
-            base[next] = pairs[middle &* 2]
-            base[next &+ 1] = pairs[middle &* 2 &+ 1]
-            end = next &+ 2
+            end = writePair(middle, to: base, at: writeUpToTwo(top, to: base, at: at))
         }
-        base[end] = pairs[low &* 2]
-        base[end &+ 1] = pairs[low &* 2 &+ 1]
-        return end &+ 2
+        return writePair(low, to: base, at: end)
+    }
+
+    /// Writes `value` (0..<100) with one digit or two at `base[at]`; answers the position after.
+    @inline(__always)
+    private static func writeUpToTwo(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
+        guard value >= 10 else {
+            base[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+            return at &+ 1
+        }
+        return writePair(value, to: base, at: at)
+    }
+
+    /// Writes `value` (0..<100) as exactly two digits at `base[at]`; answers the position after.
+    @inline(__always)
+    private static func writePair(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
+        let pairs = Self.digitPairsLiteral.utf8Start
+        base[at] = pairs[value &* 2]
+        base[at &+ 1] = pairs[value &* 2 &+ 1]
+        return at &+ 2
     }
 
     /// Writes a string, escaping `"`, `\` and control characters (`\n`, `\t`, … or `\u00XX`).
