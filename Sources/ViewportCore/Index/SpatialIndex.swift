@@ -199,18 +199,108 @@ public final class SpatialIndex: @unchecked Sendable {
     public func forEachCandidate(
         minX: Double, minY: Double, maxX: Double, maxY: Double, start: QueryStart? = nil, _ body: (Int, Rect) -> Void
     ) {
-        if rects.isCompact {
+        if rects.form == .floats {
             rects.floats.withUnsafeBufferPointer { f in
                 visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in
                     let b = k &* 4
                     return Rect(x: Double(f[b]), y: Double(f[b &+ 1]), width: Double(f[b &+ 2]), height: Double(f[b &+ 3]))
                 }, address: { k in f.baseAddress.map { UnsafeRawPointer($0 + k &* 4) } }, body)
             }
+        } else if rects.form == .floatsWithBases {
+            forEachCompactCandidateWithBases(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, body)
         } else {
-            rects.doubles.withUnsafeBufferPointer { d in
-                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in d[k] }, address: { k in d.baseAddress.map { UnsafeRawPointer($0 + k) } }, body)
+            rects.wide.withUnsafeBufferPointer { d in
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in
+                    let b = k &* 4
+                    return Rect(x: d[b], y: d[b &+ 1], width: d[b &+ 2], height: d[b &+ 3])
+                }, address: { k in d.baseAddress.map { UnsafeRawPointer($0 + k &* 4) } }, body)
             }
         }
+    }
+
+    /// `forEachCandidate` over the compact store with bases (a layout past 2^24 pt): out of line,
+    /// so that the common forms' code stays as small as it was.
+    @inline(never)
+    private func forEachCompactCandidateWithBases(
+        minX: Double, minY: Double, maxX: Double, maxY: Double, start: QueryStart?, _ body: (Int, Rect) -> Void
+    ) {
+        rects.floats.withUnsafeBufferPointer { f in
+            let address = { (k: Int) in f.baseAddress.map { UnsafeRawPointer($0 + k &* 4) } }
+            guard sortedAxis >= 0 else {
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in
+                    // As `RectStore`'s subscript reads it.
+                    let b = k &* 4
+                    let base = (k &>> RectStore.blockShift) &* 2
+                    return Rect(
+                        x: rects.wide[base] + Double(f[b]), y: rects.wide[base &+ 1] + Double(f[b &+ 1]), width: Double(f[b &+ 2]),
+                        height: Double(f[b &+ 3]))
+                }, address: address, body)
+                return
+            }
+            guard minX <= maxX, minY <= maxY else { return }
+            let first = firstReaching(Float.down(sortedAxis == 0 ? minX : minY), start: start, prefetch: address)
+            scanCompactRun(from: first, minX: minX, minY: minY, maxX: maxX, maxY: maxY, floats: f, body)
+        }
+    }
+
+    /// A sorted run's scan over the compact store with bases, from rect `first`: block by block (of
+    /// `RectStore.blockSize`), the query moves into the block's offsets, widened by a few ulps
+    /// so that no rect the closed-box test keeps is missed (a hair more may come: callers test
+    /// exactly), and the rects are tested as stored; only the ones reported move back out
+    /// (`base + offset`, exact). Moving each rect out before its test instead (two more
+    /// additions on the scan's path) made small steps 20 % slower.
+    @inline(__always)
+    private func scanCompactRun(
+        from first: Int, minX: Double, minY: Double, maxX: Double, maxY: Double, floats f: UnsafeBufferPointer<Float>,
+        _ body: (Int, Rect) -> Void
+    ) {
+        let numbers = leafNumbers
+        let axis = sortedAxis
+        let n = count
+        // The build found the run sorted by `Float.down` of the low edges, and a rect whose low
+        // edge is at or past `stop` has `Float.down(low) > Float.up(far edge)`: all after it too.
+        let stop = Double(Float.up(axis == 0 ? maxX : maxY).nextUp)
+        var k = first
+        while k < n {
+            let block = k &>> RectStore.blockShift
+            let end = min((block &+ 1) &<< RectStore.blockShift, n)
+            let bx = rects.wide[block &* 2]
+            let by = rects.wide[block &* 2 &+ 1]
+            // `above(a - b)` is not below the exact difference (nor `below(a, b)` above it, less
+            // any rounding of a far edge's sum): what passes exactly passes here.
+            let highX = Self.above(maxX - bx)
+            let highY = Self.above(maxY - by)
+            let lowX = Self.below(minX, minus: bx)
+            let lowY = Self.below(minY, minus: by)
+            let past = Self.above(stop - (axis == 0 ? bx : by))
+            while k < end {
+                let b = k &* 4
+                let x = Double(f[b])
+                let y = Double(f[b &+ 1])
+                let w = Double(f[b &+ 2])
+                let h = Double(f[b &+ 3])
+                if (axis == 0 ? x : y) >= past { return }
+                if x <= highX && x + w >= lowX && y <= highY && y + h >= lowY {
+                    body(numbers.isEmpty ? k : Int(numbers[k]), Rect(x: bx + x, y: by + y, width: w, height: h))
+                }
+                k &+= 1
+            }
+        }
+    }
+
+    /// A `Double` not below the exact value of the difference that rounded to `difference` (the
+    /// next one up: rounding to nearest moves less than that).
+    @inline(__always)
+    static func above(_ difference: Double) -> Double { difference.nextUp }
+
+    /// A bound for an offset's far edge against a near edge `value` moved by `-base`: for an
+    /// offset `o` and size `s` with `fl(base + o + s) >= value` (the test on the rect moved out,
+    /// each sum rounded), `fl(o + s) >= below(value, minus: base)`. The rounding of each of
+    /// those sums is within 2^-53 of its magnitude, and near the bound every magnitude is within
+    /// a few times `|value| + |base|`: 2^-50 of that covers them (farther rects pass anyway).
+    @inline(__always)
+    static func below(_ value: Double, minus base: Double) -> Double {
+        (value - base) - (abs(value) + abs(base)) * 0x1p-50
     }
 
     /// `forEachCandidate` over rects read by `rect(k)` (the store's `Float`s or `Double`s), which
@@ -271,9 +361,9 @@ public final class SpatialIndex: @unchecked Sendable {
                 Self.prefetchLines(from: UnsafeRawPointer(base + first &* 4), to: UnsafeRawPointer(base + end &* 4))
             }
         } else {
-            rects.doubles.withUnsafeBufferPointer { d in
+            rects.wide.withUnsafeBufferPointer { d in
                 guard let base = d.baseAddress else { return }
-                Self.prefetchLines(from: UnsafeRawPointer(base + first), to: UnsafeRawPointer(base + end))
+                Self.prefetchLines(from: UnsafeRawPointer(base + first &* 4), to: UnsafeRawPointer(base + end &* 4))
             }
         }
         return (QueryStart(index: ObjectIdentifier(self), near: near, block: block), first)
