@@ -8,8 +8,8 @@
 /// rect): a list taller than 2^24 pt (16.7M; 1M rows of 50 pt reach 50M) stays compact instead
 /// of doubling its rects' memory two thirds in. A block whose rects are exact as they are has
 /// the base -0, the identity of `+` (`-0.0 + x` is `x` bit for bit, -0 included), and while
-/// every block has it (`hasBases` false) readers skip the bases altogether: the common case
-/// pays nothing for them.
+/// every block has it (`Form.floats`) readers skip the bases altogether: the common case pays
+/// nothing for them.
 ///
 /// The rects of the API are `Double`s and must come back bit for bit (plans, GET bodies, the
 /// digest): the compact form is used only when it is exact, so every `Rect` read back equals the
@@ -23,24 +23,22 @@ struct RectStore: RandomAccessCollection, Equatable, Sendable {
     private(set) var floats: ContiguousArray<Float> = []
     /// The `Double`s: while `isCompact`, the x base and the y base of each block of
     /// ``blockSize`` rects (-0 for a block read as it is); else x, y, width and height of each
-    /// rect. One array for both (a store's third array cost a query a reference count more).
+    /// rect (one array serves both forms).
     private(set) var wide: ContiguousArray<Double> = []
     /// How the rects are kept (one field, so that the common form costs one test a read).
     private(set) var form = Form.floats
 
     enum Form: UInt8, Sendable {
-        /// `floats` as they are: every base is -0.
+        /// `floats` as they are: every base in `wide` is -0.
         case floats
-        /// `floats` from their blocks' `bases`.
+        /// `floats` from their blocks' bases in `wide`.
         case floatsWithBases
-        /// `doubles`.
+        /// `wide`: four `Double`s a rect.
         case doubles
     }
 
     /// Whether the rects are kept as `Float`s.
     var isCompact: Bool { form != .doubles }
-    /// Whether some base is not -0 (only then must a reader add them).
-    var hasBases: Bool { form == .floatsWithBases }
 
     /// Rects per pair of bases: 0.016 bytes of base a rect, and a block of a list spans far
     /// less than 2^24 pt.
@@ -114,9 +112,10 @@ struct RectStore: RandomAccessCollection, Equatable, Sendable {
             let pair = (k >> Self.blockShift) * 2
             if k & (Self.blockSize - 1) == 0 {
                 // A new block: read as it is while every rect so far was exact that way and its
-                // first rect is too (the common case keeps `hasBases` false).
-                let bx = !hasBases && Self.isExactFloat(r.x) ? -0.0 : Self.base(for: r.x)
-                let by = !hasBases && Self.isExactFloat(r.y) ? -0.0 : Self.base(for: r.y)
+                // first rect is too (the common case stays `.floats`).
+                let plain = form == .floats
+                let bx = plain && Self.isExactFloat(r.x) ? -0.0 : Self.base(for: r.x)
+                let by = plain && Self.isExactFloat(r.y) ? -0.0 : Self.base(for: r.y)
                 wide.append(bx)
                 wide.append(by)
                 if bx != 0 || by != 0 { form = .floatsWithBases }
