@@ -316,13 +316,12 @@ public struct ViewportSession: Sendable {
         var entering: [Int] = []
         let (oldLow, oldHigh) = window.axis == .y ? (old.minY, old.maxY) : (old.minX, old.maxX)
         let spans = window.spans
-        for k in 0..<2 {
-            let span = k == 0 ? spans.low : spans.high
-            // Each span also covers the strip its edge swept.
-            let oldEdge = k == 0 ? oldLow : oldHigh
-            let from = min(span.0, oldEdge)
-            let to = max(span.1, oldEdge)
-            let visit = { (item: Int, r: Rect) in
+        // The lists and the window go in as arguments: captured from here, they were boxed
+        // wherever the query was not inlined into this function (a layout past 2^24 pt), with
+        // an allocation, run-time exclusivity checks and reference counting a query.
+        let layout = layout
+        func search(_ leaving: inout [Int], _ entering: inout [Int], _ window: inout SafeWindow, _ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
+            layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item, r in
                 let wasIn = old.intersects(r)
                 let isIn = new.intersects(r)
                 if wasIn && !isIn {
@@ -332,10 +331,17 @@ public struct ViewportSession: Sendable {
                 }
                 window.observe(r)
             }
+        }
+        for k in 0..<2 {
+            let span = k == 0 ? spans.low : spans.high
+            // Each span also covers the strip its edge swept.
+            let oldEdge = k == 0 ? oldLow : oldHigh
+            let from = min(span.0, oldEdge)
+            let to = max(span.1, oldEdge)
             if window.axis == .y {
-                layout.forEachItem(minX: new.minX, minY: from, maxX: new.maxX, maxY: to, visit)
+                search(&leaving, &entering, &window, new.minX, from, new.maxX, to)
             } else {
-                layout.forEachItem(minX: from, minY: new.minY, maxX: to, maxY: new.maxY, visit)
+                search(&leaving, &entering, &window, from, new.minY, to, new.maxY)
             }
         }
         Self.sortUnique(&leaving)
