@@ -90,26 +90,14 @@ import ViewportTestSupport
     @Test func queriesOverBasesMatchBruteForce() {
         var rng = SeededRandom(seed: 43)
         let start = 16_000_000.0
-        var feed: [Rect] = []
-        var columnY = [start, start]
-        for i in 0..<30_000 {
-            if i % 20 == 19 {
-                let y = max(columnY[0], columnY[1])
-                feed.append(Rect(x: 0, y: y, width: 375, height: 120.5))
-                columnY = [y + 130.25, y + 130.25]
-            } else {
-                let column = columnY[0] <= columnY[1] ? 0 : 1
-                let height = Double(Int.random(in: 0...960, using: &rng)) / 4
-                feed.append(Rect(x: column == 0 ? 5 : 190, y: columnY[column], width: 180, height: height))
-                columnY[column] += height + Double(Int.random(in: 0...10, using: &rng))
-            }
-        }
+        let feed = SpatialIndexTests.feed(30_000, from: start, step: 0.25, using: &rng)
         var scattered = feed
         scattered.shuffle(using: &rng)
         for (name, rects, sorted) in [("feed", feed, true), ("scattered", scattered, false)] {
+            #expect(RectStore(rects).form == .floatsWithBases, "\(name)")
             let index = SpatialIndex(rects: ContiguousArray(rects))
             #expect(index.isSortedRun == sorted, "\(name)")
-            let maxY = columnY.max() ?? start
+            let maxY = feed.map { $0.y + $0.height }.max() ?? start
             for q in 0..<600 {
                 var y0 = start - 100 + Double(Int.random(in: 0...Int(maxY - start) + 100, using: &rng))
                 var y1 = y0 + Double(Int.random(in: 0...1_500, using: &rng))

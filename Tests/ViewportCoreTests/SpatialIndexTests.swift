@@ -12,10 +12,11 @@ import ViewportTestSupport
         }
     }
 
-    /// A two-column feed with a full-width banner every 20 items (as viewport-bench's).
-    static func feed(_ count: Int, using rng: inout SeededRandom) -> [Rect] {
+    /// A two-column feed with a full-width banner every 20 items (as viewport-bench's), from
+    /// `start` down, its card heights multiples of `step` up to 240.
+    static func feed(_ count: Int, from start: Double = 0, step: Double = 1, using rng: inout SeededRandom) -> [Rect] {
         var rects: [Rect] = []
-        var columnY = [0.0, 0.0]
+        var columnY = [start, start]
         for i in 0..<count {
             if i % 20 == 19 {
                 let y = max(columnY[0], columnY[1])
@@ -23,7 +24,7 @@ import ViewportTestSupport
                 columnY = [y + 130, y + 130]
             } else {
                 let column = columnY[0] <= columnY[1] ? 0 : 1
-                let height = Double(Int.random(in: 0...240, using: &rng))
+                let height = Double(Int.random(in: 0...Int(240 / step), using: &rng)) * step
                 rects.append(Rect(x: column == 0 ? 5 : 190, y: columnY[column], width: 180, height: height))
                 columnY[column] += height + Double(Int.random(in: 0...10, using: &rng))
             }

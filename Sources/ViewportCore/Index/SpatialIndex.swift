@@ -227,14 +227,9 @@ public final class SpatialIndex: @unchecked Sendable {
         rects.floats.withUnsafeBufferPointer { f in
             let address = { (k: Int) in f.baseAddress.map { UnsafeRawPointer($0 + k &* 4) } }
             guard sortedAxis >= 0 else {
-                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in
-                    // As `RectStore`'s subscript reads it.
-                    let b = k &* 4
-                    let base = (k &>> RectStore.blockShift) &* 2
-                    return Rect(
-                        x: rects.wide[base] + Double(f[b]), y: rects.wide[base &+ 1] + Double(f[b &+ 1]), width: Double(f[b &+ 2]),
-                        height: Double(f[b &+ 3]))
-                }, address: address, body)
+                // An R-tree past 2^24 pt (rare: a tall layout that is not a list) reads each rect
+                // through the store.
+                visit(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start, rect: { k in rects[k] }, address: address, body)
                 return
             }
             guard minX <= maxX, minY <= maxY else { return }

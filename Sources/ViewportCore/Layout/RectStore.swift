@@ -153,7 +153,9 @@ struct RectStore: RandomAccessCollection, Equatable, Sendable {
         let first = start < k ? self[start] : r
         let baseX = Self.base(for: first.x)
         let baseY = Self.base(for: first.y)
-        guard baseX.bitPattern != wide[pair].bitPattern || baseY.bitPattern != wide[pair + 1].bitPattern else { return false }
+        guard baseX.bitPattern != wide[pair].bitPattern || baseY.bitPattern != wide[pair + 1].bitPattern,
+            Self.offset(r.x, from: baseX) != nil, Self.offset(r.y, from: baseY) != nil, Self.isExactFloat(r.width), Self.isExactFloat(r.height)
+        else { return false }
         var offsets: [Float] = []
         offsets.reserveCapacity((k - start) * 2)
         for j in start..<k {
@@ -162,7 +164,6 @@ struct RectStore: RandomAccessCollection, Equatable, Sendable {
             offsets.append(x)
             offsets.append(y)
         }
-        guard Self.offset(r.x, from: baseX) != nil, Self.offset(r.y, from: baseY) != nil else { return false }
         for (n, j) in (start..<k).enumerated() {
             floats[j * 4] = offsets[n * 2]
             floats[j * 4 + 1] = offsets[n * 2 + 1]
@@ -170,6 +171,7 @@ struct RectStore: RandomAccessCollection, Equatable, Sendable {
         wide[pair] = baseX
         wide[pair + 1] = baseY
         if baseX != 0 || baseY != 0 { form = .floatsWithBases }
+        // Exact from these bases (checked above): it is appended.
         return appendCompact(r, baseX: baseX, baseY: baseY)
     }
 
