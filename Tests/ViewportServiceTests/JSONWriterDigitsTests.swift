@@ -35,11 +35,12 @@ import Testing
     }
 
     @Test func quadsAreWrittenAsFourNumbers() {
-        // The fast path's edges (each digit count, 0, -0.0, 999,999 and 1,000,000), values it
-        // leaves to `rawNumber` (negative, fractional, large), then random mixes of both.
+        // The fast path's edges (each digit count, 0, -0.0, 99,999,999 and 100,000,000), values
+        // it leaves to `rawNumber` (negative, fractional, large), then random mixes of both.
         let edges: [Double] = [
             0, -0.0, 1, 9, 10, 99, 100, 101, 999, 1000, 1001, 9999, 10_000, 10_001, 99_999, 100_000, 100_001,
-            999_999, 1_000_000, 1_000_001, -1, -50, 0.5, 375.25, 1e-7, 1e15, 2.5e6, 9_007_199_254_740_992,
+            999_999, 1_000_000, 1_000_001, 9_999_999, 10_000_000, 10_000_001, 50_000_050, 99_999_999,
+            100_000_000, 100_000_001, 99_999_999.5, -1, -50, 0.5, 375.25, 1e-7, 1e15, 2.5e6, 9_007_199_254_740_992,
         ]
         let seed = UInt64.random(in: 0...UInt64.max)
         var state = seed
@@ -51,10 +52,11 @@ import Testing
         for a in edges { quads.append([a, 0, 375, 50]); quads.append([0, a, 50, 375]) }
         for _ in 0..<20_000 {
             quads.append((0..<4).map { _ in
-                switch next() % 4 {
+                switch next() % 5 {
                 case 0: Double(next() % 10)
                 case 1: Double(next() % 1_200_000)
                 case 2: edges[Int(next() % UInt64(edges.count))]
+                case 3: Double(next() % 120_000_000)
                 default: Double(Int(next() % 2_000_000) - 1_000_000) / 4
                 }
             })
@@ -73,6 +75,7 @@ import Testing
             #expect(Self.written { w in w.raw("0123456789abc"); w.rawQuad(q[0], q[1], q[2], q[3]) } == "0123456789abc" + expected, "seed \(seed)")
         }
         #expect(Self.written { $0.rawQuad(0, 21_250, 375, 50) } == "[0,21250,375,50]")
+        #expect(Self.written { $0.rawQuad(12_345_678, 46_906_850, 375, 99_999_999) } == "[12345678,46906850,375,99999999]")
     }
 
     @Test func keysAndStringsAreSeparatedAndEscapedAsBefore() {

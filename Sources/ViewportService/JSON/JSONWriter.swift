@@ -243,10 +243,12 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes `[a,b,c,d]` with no comma before it, each number as ``rawNumber(_:)`` writes it (a
-    /// rect: `[x,y,width,height]`). When all four are integers in 0..<1,000,000, as nearly every
-    /// rect of a layout in points is, with one capacity check for the whole array and no digit
-    /// count: a jump's plan writes dozens of rects, and four `rawNumber` calls were ~330
-    /// instructions a rect (callgrind).
+    /// rect: `[x,y,width,height]`). When all four are integers in 0..<100,000,000, as nearly
+    /// every rect of a layout in points is (a 1M-row list of 50 pt reaches 50,000,000), with one
+    /// capacity check for the whole array and no digit count: a jump's plan writes dozens of
+    /// rects, and four `rawNumber` calls were ~330 instructions a rect (callgrind); past
+    /// 1,000,000 (the first version's bound) they were 7 % of an NDJSON stream's thread on 1M
+    /// rows (`perf`).
     public mutating func rawQuad(_ a: Double, _ b: Double, _ c: Double, _ d: Double) {
         guard let i = Self.small(a), let j = Self.small(b), let k = Self.small(c), let l = Self.small(d) else {
             append(UInt8(ascii: "["))
@@ -260,10 +262,10 @@ public struct JSONWriter: ~Copyable {
             append(UInt8(ascii: "]"))
             return
         }
-        // Four numbers of at most six digits, three commas and two brackets. Written through a
+        // Four numbers of at most eight digits, three commas and two brackets. Written through a
         // local pointer: a store through `base` may alias this struct, so each one made the
         // compiler load `base` again.
-        reserve(29)
+        reserve(37)
         let out = base + count
         out[0] = UInt8(ascii: "[")
         var at = Self.writeSmall(i, to: out, at: 1)
@@ -277,28 +279,32 @@ public struct JSONWriter: ~Copyable {
         count &+= at &+ 1
     }
 
-    /// `value` as an `Int` when it is an integer in 0..<1,000,000 (`-0.0` too, written `0` as
+    /// `value` as an `Int` when it is an integer in 0..<100,000,000 (`-0.0` too, written `0` as
     /// ``rawNumber(_:)`` writes it); nil otherwise (NaN included).
     @inline(__always)
     private static func small(_ value: Double) -> Int? {
-        guard value >= 0 && value < 1_000_000 else { return nil }
+        guard value >= 0 && value < 100_000_000 else { return nil }
         let integer = Int(value)
         return Double(integer) == value ? integer : nil
     }
 
-    /// Writes `value` (0..<1,000,000) at `base[at]`, where there is room for six digits, and
+    /// Writes `value` (0..<100,000,000) at `base[at]`, where there is room for eight digits, and
     /// answers the position after it. Digits two at a time from the pair table.
     @inline(__always)
     private static func writeSmall(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
         if value < 100 { return writeUpToTwo(value, to: base, at: at) }
-        // The low pair, then what is above it (1 to 4 digits) written before it.
+        // The low pair, then what is above it (1 to 6 digits) written before it.
         let (high, low) = value.quotientAndRemainder(dividingBy: 100)
         let end: Int
         if high < 100 {
             end = writeUpToTwo(high, to: base, at: at)
-        } else {
+        } else if high < 10_000 {
             let (top, middle) = high.quotientAndRemainder(dividingBy: 100)
             end = writePair(middle, to: base, at: writeUpToTwo(top, to: base, at: at))
+        } else {
+            let (top, rest) = high.quotientAndRemainder(dividingBy: 10_000)
+            let (upper, lower) = rest.quotientAndRemainder(dividingBy: 100)
+            end = writePair(lower, to: base, at: writePair(upper, to: base, at: writeUpToTwo(top, to: base, at: at)))
         }
         return writePair(low, to: base, at: end)
     }
