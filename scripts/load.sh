@@ -51,7 +51,10 @@
 #   --counts LIST      sessions mode: session counts to reach (default 1000,10000,100000)
 #   --bench PATH       the viewport-bench binary (default: beside viewportd, built if missing)
 #   --baseline PATH    rps mode: also run this viewportd binary (another build) in the same interleaved
-#                      rounds, and print the ratio viewportd / baseline on each shape (A/B)
+#                      rounds, and print the ratio viewportd / baseline on each shape (A/B). Stream
+#                      mode: after the runs above, the native client's four streams against
+#                      viewportd and this build in --rounds alternate rounds (each posts its own
+#                      layout of --items), the range of each and the ratio viewportd / baseline
 #   --perf DIR         rps mode: `perf record -e cpu-clock -g` on viewportd, the baseline and the bare
 #                      MHD server during each of their wrk runs, into DIR/NAME-SHAPE-ROUND.perf (read
 #                      with `perf report -i FILE` or scripts/perf-breakdown.py FILE --requests N)
@@ -198,7 +201,7 @@ fi
 
 # --- with --baseline: the other build, configured alike -------------------------------------
 bl_base=""
-if [[ "$mode" == rps && -n "$baseline" ]]; then
+if [[ "$mode" != sessions && -n "$baseline" ]]; then
     [[ -x "$baseline" ]] || die "no executable at $baseline"
     bl_port="$(free_port)"
     bl_base="http://127.0.0.1:$bl_port"
@@ -310,6 +313,35 @@ EOF
     echo
     echo "== native client (viewport-bench 0 net): $items-item layout, $updates small steps, $jumps jumps =="
     "$bench" 0 net "$vp_port" "$items" "$updates" "$jumps" 0 ndjson-steps,ndjson-jumps,ws-steps,ws-jumps
+    if [[ -n "$bl_base" ]]; then
+        # The same client against both builds, taking turns, so that the machine's noise hits
+        # both alike (one server's rates move 10-25 % from run to run here).
+        echo
+        echo "== A/B, native client: viewportd against the baseline ($baseline), $rounds alternate round(s) =="
+        for ((r = 1; r <= rounds; r++)); do
+            "$bench" 0 net "$vp_port" "$items" "$updates" "$jumps" 0 ndjson-steps,ndjson-jumps,ws-steps,ws-jumps > "$work/ab-viewportd-$r.txt"
+            "$bench" 0 net "$bl_port" "$items" "$updates" "$jumps" 0 ndjson-steps,ndjson-jumps,ws-steps,ws-jumps > "$work/ab-baseline-$r.txt"
+        done
+        python3 - "$work" "$rounds" <<'EOF'
+import re, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+def rates(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"(NDJSON, .*?|WebSocket pipelined, .*?)(?:, sent whole then read)?\s+([\d.]+) M updates/s", line)
+        if m:
+            out[m[1]] = float(m[2])
+    return out
+runs = {name: [rates(f"{work}/ab-{name}-{r}.txt") for r in range(1, rounds + 1)] for name in ("viewportd", "baseline")}
+print(f"{'stream':<40} {'viewportd M/s':>16} {'baseline M/s':>16}   viewportd / baseline")
+for key in runs["viewportd"][0]:
+    a = [run.get(key, float("nan")) for run in runs["viewportd"]]
+    b = [run.get(key, float("nan")) for run in runs["baseline"]]
+    ratios = [x / y for x, y in zip(a, b)]
+    span = lambda v: f"{min(v):.3f}-{max(v):.3f}" if len(v) > 1 else f"{v[0]:.3f}"
+    print(f"{key:<40} {span(a):>16} {span(b):>16}   {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
+EOF
+    fi
     # Round trips, on a 10,000-item layout (the trace is small steps). A reply that has to wake a
     # thread on the other CPU costs ~55 µs here, one between threads sharing a CPU ~12 µs,
     # whichever server answers; unpinned, the scheduler places viewportd's socket thread and the
