@@ -151,6 +151,22 @@ import ViewportTestSupport
             let items = #"[{"id":"a","rect":[0,0,1,1]},{"id":"b","rect":[0,0,1,1]},{"id":"c","rect":[0,0,1,1]}]"#
             _ = try client.post("/v1/layouts", #"{"items":\#(items),"typo":1}"#).problem(413)
             _ = try client.post("/v1/layouts", #"{"items":\#(items)} trailing"#).problem(413)
+            // Whatever the order of the keys: a 400 met before the items is still a 413.
+            let typoFirst = try client.post("/v1/layouts", #"{"typo":1,"items":\#(items)}"#).problem(413)
+            #expect((typoFirst["detail"] as? String ?? "").contains("typo"))
+            let badItems = #"[{"id":"a","rect":[0,0,1]},{"id":"b","rect":[0,0,1,1],"x":1},{"id":"c","rect":[0,0,1,1]}]"#
+            _ = try client.post("/v1/layouts", #"{"items":\#(badItems)}"#).problem(413)
+            _ = try client.post("/v1/layouts", #"{"sections":[{"id":"f","list":{"count":3,"size":[1,1]}}],"zz":1}"#).problem(413)
+            _ = try client.post("/v1/layouts", #"{"zz":1,"sections":[{"id":"f","list":{"count":3,"size":[1,1]}}]}"#).problem(413)
+            _ = try client.post("/v1/sessions", #"{"viewport":[1],"layout":{"items":\#(items)}}"#).problem(413)
+            _ = try client.post("/v1/sessions", #"{"viewport":[1,1],"layout":{"items":\#(items)},"x":1}"#).problem(413)
+            let session = try client.openSession(#"{"layout":{"items":[{"id":"a","rect":[0,0,1,1]}]},"viewport":[1,1]}"#).id
+            _ = try client.send("PUT", "/v1/sessions/\(session)/layout", json: #"{"anchor":"bogus","layout":{"items":\#(items)}}"#).problem(413)
+            // Within the limit, or with a syntax error before the limit is passed, the 400 stands.
+            _ = try client.post("/v1/layouts", #"{"typo":1,"items":[{"id":"a","rect":[0,0,1,1]},{"id":"b","rect":[0,0,1,1]}]}"#).problem(400)
+            _ = try client.post("/v1/layouts", #"{"typo":1,"items":[{"id":"a","rect":[0,0,1,1]},{"id":"b","rect":[0,0,1,1]} x"#).problem(400)
+            _ = try client.post("/v1/layouts", #"{"zz":1,"sections":[{"id":"f","list":{"count":2,"size":[1,1]}}]}"#).problem(400)
+            #expect(try client.state(session).int("seq") == 0)
         }
     }
 
@@ -163,6 +179,28 @@ import ViewportTestSupport
             _ = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[-1,1]}"#).problem(422)
             _ = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[1,1],"x":1}"#).problem(400)
             _ = try client.post("/v1/sessions", #"{"layout":"\#(layout)","viewport":[1,1]}"#).problem(429)
+        }
+    }
+
+    @Test func aLayoutChangeAnswers404And409AndRetriesBeforeItStoresAnInlineLayout() throws {
+        // One layout fits: the session's. Storing another would answer 429, which comes after
+        // 404, 422 and 409 in the order, and a retry applies nothing (it needs no new layout).
+        try withService({ $0.layouts.max = 1 }) { service in
+            let client = try service.connect()
+            let session = try client.openSession(#"{"layout":\#(layoutJSON(listItems(3))),"viewport":[1,1]}"#).id
+            let answered = try client.update(session, #"{"offset":[0,5]}"#)
+            #expect(answered.status == 200)
+            let other = #"{"layout":\#(layoutJSON(listItems(4))),"seq":"#
+            let conflict = try client.send("PUT", "/v1/sessions/\(session)/layout", json: other + "7}").problem(409)
+            #expect(conflict["seq"] as? Int == 1)
+            let retry = try client.send("PUT", "/v1/sessions/\(session)/layout", json: other + "1}")
+            #expect(retry.status == 200)
+            #expect(retry.body == answered.body)
+            _ = try client.send("PUT", "/v1/sessions/nope/layout", json: other + "1}").problem(404)
+            _ = try client.send("PUT", "/v1/sessions/nope/layout", json: #"{"layout":"no-such-layout"}"#).problem(404)
+            // The next seq needs the layout stored: now the table's 429.
+            _ = try client.send("PUT", "/v1/sessions/\(session)/layout", json: other + "2}").problem(429)
+            #expect(try client.state(session).int("seq") == 1)
         }
     }
 

@@ -9,10 +9,7 @@ extension ViewportSession {
     /// - Complexity: O(log n + k log k) for k items materialized before and after: only they are
     ///   matched, by the new layout's id table.
     public mutating func changeLayout(to newLayout: Layout, anchor: LayoutAnchor, seq sent: UInt64? = nil) throws(SessionError) -> Plan {
-        if loop != nil {
-            throw .invalid(field: "layout", reason: "a looping session cannot change its layout (its period comes from it); open a new session")
-        }
-        if let retry = try sequence.check(sent) { return retry }
+        if let retry = try checkLayoutChange(seq: sent) { return retry }
         let old = layout
         func newIndex(of oldItem: Int) -> Int? {
             old.withIDBytes(at: oldItem) { newLayout.item(withIDBytes: $0) }
@@ -20,6 +17,18 @@ extension ViewportSession {
         let newOffset = anchor == .visible ? visibleAnchorOffset(in: newLayout, position: newIndex) ?? offset : offset
         var remap = ItemRemap(old: old, new: newLayout, extraNames: pools.extraNames, position: newIndex)
         return try transition(to: newLayout, offset: newOffset, remap: &remap, field: "layout")
+    }
+
+    /// What ``changeLayout(to:anchor:seq:)`` checks before it looks at the new layout: a looping
+    /// session refuses (invalid), a retry answers the last plan, a `seq` that is neither is a
+    /// conflict; nil to go on. The service runs it before it stores an inline layout, so that a
+    /// retry or a conflict is answered as such when the layout table is full (the problems' order
+    /// puts 409 before 429).
+    public func checkLayoutChange(seq sent: UInt64?) throws(SessionError) -> Plan? {
+        if loop != nil {
+            throw .invalid(field: "layout", reason: "a looping session cannot change its layout (its period comes from it); open a new session")
+        }
+        return try sequence.check(sent)
     }
 
     /// The offset that keeps the first item on screen (the viewport without buffer, in the

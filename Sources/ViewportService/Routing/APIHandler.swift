@@ -266,10 +266,12 @@ final class APIHandler: HTTPHandler {
     }
 
     private func postLayout(_ body: [UInt8]) throws -> HTTPResponse {
-        let layout = try JSONReader.read(body) { r in
-            let layout = try LayoutDecoder(maxItems: maxItems).decodeDeferringInvalid(&r)
-            try r.finish()
-            return try layout.get()
+        let layout = try decodingLayoutBody(body, layoutIn: nil) {
+            try JSONReader.read(body) { r in
+                let layout = try LayoutDecoder(maxItems: maxItems).decodeDeferringInvalid(&r)
+                try r.finish()
+                return try layout.get()
+            }
         }
         let (stored, created) = try layouts.store(layout, retain: false)
         var w = JSONWriter(capacity: 128)
@@ -287,7 +289,7 @@ final class APIHandler: HTTPHandler {
     }
 
     private func openSession(_ body: [UInt8]) throws -> HTTPResponse {
-        var request = try SessionRequest.decode(body, maxItems: maxItems)
+        var request = try decodingLayoutBody(body, layoutIn: "layout") { try SessionRequest.decode(body, maxItems: maxItems) }
         request.configuration.maxViews = maxViews
         do {
             try request.configuration.validate()
@@ -327,7 +329,25 @@ final class APIHandler: HTTPHandler {
     }
 
     private func changeLayout(of id: String, hint: SessionHandle?, body: [UInt8]) throws -> HTTPResponse {
-        let request = try LayoutChangeRequest.decode(body, maxItems: maxItems)
+        let request = try decodingLayoutBody(body, layoutIn: "layout") { try LayoutChangeRequest.decode(body, maxItems: maxItems) }
+        // The problems' order puts the session's 404 before what the body names (a layout id's
+        // 422), and 422 and 409 before 429, which storing an inline layout can answer when the
+        // layout table is full: so the session is found first and, for an inline layout, its
+        // checks run (a retry answered, applying nothing) before the layout is stored.
+        let retry = try sessions.withSession(id, hint: hint) { (session) throws(Problem) -> SessionChange<[UInt8]?> in
+            guard case .inline = request.layout else { return SessionChange(result: nil, changed: false) }
+            let plan: Plan?
+            do throws(SessionError) {
+                plan = try session.checkLayoutChange(seq: request.seq)
+            } catch {
+                throw conflict(error, session: session)
+            }
+            guard let plan else { return SessionChange(result: nil, changed: false) }
+            var w = JSONWriter(capacity: 512)
+            PlanEncoder.encode(plan, layout: session.layout, into: &w)
+            return SessionChange(result: w.bytes, changed: false)
+        }.result
+        if let retry { return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(retry)) }
         let layout = try retainLayout(request.layout)
         let outcome: Result<(Plan, Layout, String?), Problem>
         do throws(Problem) {
@@ -361,6 +381,20 @@ final class APIHandler: HTTPHandler {
             var w = JSONWriter(capacity: 512)
             PlanEncoder.encode(plan, layout: current, into: &w)
             return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: .bytes(w.bytes))
+        }
+    }
+
+    /// Decodes a body that holds a layout (`field` names the key that holds it; nil: the body is
+    /// the layout). A 400 becomes a 413 when the layout has more items than allowed too: 413
+    /// comes first in the problems' order, whatever the order of the body's keys (see
+    /// ``LayoutSizeProbe``, which runs only on this error path).
+    private func decodingLayoutBody<R>(_ body: [UInt8], layoutIn field: StaticString?, _ decode: () throws -> R) throws -> R {
+        do {
+            return try decode()
+        } catch {
+            let problem = error.problem
+            guard problem.status == 400, LayoutSizeProbe.exceedsLimit(body, layoutIn: field, maxItems: maxItems) else { throw error }
+            throw Problem.tooLarge("\(field.map { "\($0)" } ?? "layout"): more than \(maxItems) items (layouts.maxItems); the body has this problem too: \(problem.detail)")
         }
     }
 
