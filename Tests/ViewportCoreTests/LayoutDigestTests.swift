@@ -30,6 +30,34 @@ struct LayoutDigestTests {
         #expect(sections == "7c51d8de09d9332b7a7de5fe6bbde379")
     }
 
+    /// A layout with stacks hashes its sections form too (LayoutBuilder's `digest(of:)`): pinned
+    /// since session 15, when it stopped sharing the id of the same rects without stacks.
+    @Test func aLayoutWithStacksKeepsItsIdAndIsNotItsRects() throws {
+        func chat(estimate: Size, measured: Bool = false) throws -> Layout {
+            var stack = SectionStack(axis: .y, insets: Insets(top: 8, left: 0, bottom: 0, right: 0), spacing: 10, withStacks: true)
+            var builder = LayoutBuilder()
+            let items = [
+                StackSpec.Item(id: "m1", size: Size(width: 100, height: 64)), StackSpec.Item(id: "m2", size: measured ? Size(width: 100, height: 80) : nil),
+                StackSpec.Item(id: "m3", size: Size(width: 100, height: 30), reuse: "photo"),
+            ]
+            try stack.append(SectionSpec(id: "chat", reuse: "msg", shape: .stack(StackSpec(items: items, estimate: estimate, spacing: 4))), to: &builder)
+            try builder.setTrailingPadding(stack.trailingPadding)
+            return try builder.build()
+        }
+        let layout = try chat(estimate: Size(width: 100, height: 80))
+        #expect(layout.digest == "53ac60a0affc41537f236c87b5169b40")
+        // The same rects without the stack, or with m2 measured (at the estimate), or another
+        // estimate (m2 measured there), are other layouts.
+        var items: [ItemSpec] = []
+        layout.forEachItemInOrder { id, rect, reuse, _ in items.append(ItemSpec(id: String(decoding: id, as: UTF8.self), rect: rect, reuse: reuse)) }
+        let explicit = try makeLayout(items, contentSize: layout.contentSize).digest
+        #expect(explicit != layout.digest)
+        let measured = try chat(estimate: Size(width: 100, height: 80), measured: true)
+        let otherEstimate = try chat(estimate: Size(width: 100, height: 50), measured: true)
+        #expect(measured.contentSize == layout.contentSize && otherEstimate.contentSize == layout.contentSize)
+        #expect(Set([layout.digest, explicit, measured.digest, otherEstimate.digest]).count == 4)
+    }
+
     /// A layout big enough to fill many 64 KiB hashing buffers (the serialization flushes in pieces).
     @Test func aLargeLayoutKeepsItsId() throws {
         let items = (0..<20_000).map { ItemSpec(id: "row-\($0)", rect: Rect(x: 0, y: Double($0) * 44.5, width: 375, height: 44.5), reuse: $0 % 7 == 0 ? "header" : "row") }

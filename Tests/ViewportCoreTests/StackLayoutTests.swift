@@ -155,14 +155,20 @@ struct StackLayoutTests {
         }
     }
 
-    @Test func aStackLayoutAndTheSameItemsPostedExplicitlyGetTheSameID() throws {
+    @Test func aStackLayoutIsNotTheSameItemsPostedExplicitly() throws {
+        // Same rects, but the stack takes edits the explicit items do not (docs/api.md "Identity
+        // and ids"): another id, not identical. Until session 15 they shared an id, and whichever
+        // was posted first answered for both.
         var rng = SeededRandom(seed: 9)
         let model = StackScenario.randomModel(using: &rng, count: 50...80)
         let layout = try model.build()
         let explicit = try makeLayout(
             modelItems(of: layout).map { ItemSpec(id: $0.id, rect: $0.rect, reuse: $0.reuse) }, contentSize: layout.contentSize)
-        #expect(layout.digest == explicit.digest)
-        #expect(layout.isIdentical(to: explicit) && explicit.isIdentical(to: layout))
+        #expect(layout.digest != explicit.digest)
+        #expect(!layout.isIdentical(to: explicit) && !explicit.isIdentical(to: layout))
+        // The same model built again is the same layout.
+        let again = try model.build()
+        #expect(again.digest == layout.digest && again.isIdentical(to: layout))
         // One size differs: another id.
         guard case .stack(var stack) = model.sections.first(where: { if case .stack = $0 { return true } else { return false } }) else { return }
         var other = model

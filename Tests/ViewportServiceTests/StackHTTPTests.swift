@@ -252,13 +252,19 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
                     model.check(state: state)
                     #expect(state.int("edits") == edits)
                     #expect(state["layout"] as? String == layout)
-                    // The session's layout posted again has these rects: its id is that of the same
-                    // items posted one by one with the same content size (ids hash every rect).
+                    // The session's layout posted again has these rects and content size: a session
+                    // that shows it whole creates every item at its rect.
                     let current = try client.get("/v1/sessions/\(s)/layout")
                     #expect(current.status == 200)
                     let again = try client.postLayout(current.text)
-                    let explicit = try client.postLayout(layoutJSON(chat.items, contentSize: chat.contentSize))
-                    #expect(again == explicit, "\(context): \(current.text.prefix(300))")
+                    #expect(try client.postLayout(current.text) == again)
+                    let whole = try client.openSession(#"{"layout":"\#(again)","viewport":[1e7,1e7],"buffer":0}"#)
+                    #expect(whole.json["contentSize"] as? [Double] == chat.contentSize, "\(context)")
+                    let created = ((whole.json["plan"] as? [String: Any])?["create"] as? [[String: Any]]) ?? []
+                    var rects: [String: [Double]] = [:]
+                    for entry in created { rects[entry["id"] as? String ?? ""] = entry["rect"] as? [Double] }
+                    #expect(rects == Dictionary(uniqueKeysWithValues: chat.items.map { ($0.id, $0.rect) }), "\(context): \(current.text.prefix(300))")
+                    _ = try client.delete("/v1/sessions/\(whole.id)")
                     if chat.lanes > 1 {
                         #expect(current.text == chatJSONFromServer(chat), "lanes named")
                     }
@@ -383,6 +389,40 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
             let c = try client.openSession(#"{"layout":"\#(layout)","viewport":[375,600]}"#).id
             #expect(try client.get("/v1/sessions/\(c)/layout").text == before)
             #expect(try client.state(a).int("edits") == 1 && client.state(b).int("edits") == 1)
+        }
+    }
+
+    @Test func layoutsWithTheSameRectsButOtherStacksAreOtherLayouts() throws {
+        // The same one item at [0,0,100,10] in five layouts: the edits each allows differ (the
+        // section to name, the estimate and lanes of what is inserted, whether anything can be
+        // edited), so none may take another's id and answer with its stacks.
+        let first = #"{"sections":[{"id":"s1","reuse":"r","stack":{"items":[{"id":"u1","size":[100,10]}],"estimate":[100,50]}}]}"#
+        let second = #"{"sections":[{"id":"s2","reuse":"r","stack":{"items":[{"id":"u1","size":[100,10]}],"estimate":[100,80],"lanes":2,"spacing":0}}]}"#
+        let estimated = #"{"sections":[{"id":"s1","reuse":"r","stack":{"items":[{"id":"u1"}],"estimate":[100,10]}}]}"#
+        let items = #"{"items":[{"id":"u1","rect":[0,0,100,10],"reuse":"r"}]}"#
+        let placed = #"{"sections":[{"id":"p","items":[{"id":"u1","rect":[0,0,100,10],"reuse":"r"}]},{"id":"s","stack":{"items":[],"estimate":[100,50]}}]}"#
+        try withService { service in
+            let client = try service.connect()
+            var ids: [String] = []
+            for body in [first, second, estimated, items, placed] {
+                let reply = try client.post("/v1/layouts", body)
+                #expect(reply.status == 201, "\(body): \(reply.text)")
+                ids.append(try #require(reply.json["layout"] as? String))
+            }
+            #expect(Set(ids).count == 5, "\(ids)")
+            // Posted again, each is the layout already stored.
+            #expect(try client.post("/v1/layouts", second).status == 200)
+            #expect(try client.post("/v1/layouts", second).json["layout"] as? String == ids[1])
+            // A session on the second layout edits its own stack, with its own estimate.
+            let session = try client.openSession(#"{"layout":"\#(ids[1])","viewport":[200,400]}"#).id
+            let plan = try patch(client, session, #"{"insert":[{"at":"end","section":"s2","items":[{"id":"u2"}]}]}"#)
+            #expect(plan.status == 200, "\(plan.text)")
+            let created = (plan.json["create"] as? [[String: Any]])?.first
+            #expect(created?["rect"] as? [Double] == [100, 0, 100, 80])
+            _ = try patch(client, session, #"{"insert":[{"at":"end","section":"s1","items":[{"id":"u3"}]}]}"#).problem(422)
+            // One on the items layout edits nothing.
+            let onItems = try client.openSession(#"{"layout":"\#(ids[3])","viewport":[200,400]}"#).id
+            _ = try patch(client, onItems, #"{"resize":[{"id":"u1","size":[1,1]}]}"#).problem(422)
         }
     }
 

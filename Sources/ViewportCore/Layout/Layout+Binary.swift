@@ -78,7 +78,7 @@ extension Layout {
     }
 
     /// The sections form of a layout with stacks (see the format above).
-    private func encodeSections(_ geometry: (axis: Axis, insets: Insets, spacing: Double, contentSize: Size?), into w: inout BinaryWriter) {
+    func encodeSections(_ geometry: (axis: Axis, insets: Insets, spacing: Double, contentSize: Size?), into w: inout BinaryWriter) {
         w.count(1)
         w.byte(SegmentKind.sections.rawValue)
         w.byte(geometry.axis == .x ? 0 : 1)

@@ -410,11 +410,19 @@ public final class Layout: Sendable {
     /// The class of a reuse identifier name, if some item uses it.
     public func reuseClass(named name: String) -> Int? { reuseNames.firstIndex(of: name) }
 
-    /// Same items in the same order and the same content size (docs/api.md "Identity and ids").
+    /// Same items in the same order and the same content size, and for a layout with stacks the
+    /// same sections (docs/api.md "Identity and ids").
     /// - Complexity: O(n).
     public func isIdentical(to other: Layout) -> Bool {
         if self === other { return true }
-        guard count == other.count, contentSize == other.contentSize else { return false }
+        guard count == other.count, contentSize == other.contentSize, hasStacks == other.hasStacks else { return false }
+        if let mine = sectionsGeometry, let theirs = other.sectionsGeometry {
+            var a = BinaryWriter()
+            var b = BinaryWriter()
+            encodeSections(mine, into: &a)
+            other.encodeSections(theirs, into: &b)
+            guard a.bytes == b.bytes else { return false }
+        }
         if segments.isEmpty && other.segments.isEmpty {
             // Both explicit: compare the packed arrays (reuse classes are numbered by first
             // appearance, so identical layouts number them alike).

@@ -351,9 +351,15 @@ public struct LayoutBuilder: Sendable {
     /// `sections` and the same items sent one by one get the same id (LayoutDigestTests pins known
     /// ids). A layout along x with sticky items adds its axis and its sticky items (their
     /// positions), which decide where they pin: it is not the layout along y with the same rects.
-    /// Every other layout's digest is what it always was (without sticky items the axis changes
-    /// nothing). `package` for viewport-bench, which times it alone.
-    /// - Complexity: O(n) for n items (every id, rect and reuse name is hashed).
+    /// A layout with stacks adds its sections form (the binary encoding's, `encodeSections`: each
+    /// section's kind, id and parameters, each stack item's measured size, reuse and lane): two
+    /// such layouts with the same rects take different edits (another estimate, lanes, section
+    /// id or reuse, other items measured), and the same rects posted as items take none, so
+    /// none of them is the same layout as another (a shared id made a later layout answer with an
+    /// earlier one's stacks). Every other layout's digest is what it always was (without sticky
+    /// items the axis changes nothing). `package` for viewport-bench, which times it alone.
+    /// - Complexity: O(n) for n items (every id, rect and reuse name is hashed; a layout with
+    ///   stacks, its sections form too).
     package static func digest(of layout: Layout) -> String {
         var w = DigestWriter()
         defer { w.deallocate() }
@@ -380,6 +386,13 @@ public struct LayoutBuilder: Sendable {
             Array("sticky-x".utf8).withUnsafeBytes { w.bytes($0) }
             w.u64(UInt64(layout.stickyItems.count))
             for item in layout.stickyItems.sorted() { w.u64(UInt64(item)) }
+        }
+        if let geometry = layout.sectionsGeometry {
+            var form = BinaryWriter(capacity: 1024)
+            layout.encodeSections(geometry, into: &form)
+            Array("stacks".utf8).withUnsafeBytes { w.bytes($0) }
+            w.u64(UInt64(form.count))
+            form.bytes.withUnsafeBytes { w.bytes($0) }
         }
         let sha = w.finish()
         let hex = Array("0123456789abcdef".utf8)
