@@ -24,7 +24,7 @@ func expectedEditOffset(
     case .none: return (offset, nil)
     case .visible: return visible()
     case .end:
-        guard axis.component(of: offset) >= upper(axis, oldContent) - 1 else { return visible() }
+        guard abs(axis.component(of: offset) - upper(axis, oldContent)) <= 1 else { return visible() }
         let cross = max(lower(axis.cross), min(axis.cross.component(of: offset), upper(axis.cross, newContent)))
         return (axis.setting(upper(axis, newContent), in: axis.cross.setting(cross, in: offset)), nil)
     }

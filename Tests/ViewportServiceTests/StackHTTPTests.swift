@@ -191,7 +191,7 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
     switch anchor {
     case "none": return offset
     case "end":
-        guard offset[1] >= max(0, oldContent[1] - viewport[1]) - 1 else { return visible() }
+        guard abs(offset[1] - max(0, oldContent[1] - viewport[1])) <= 1 else { return visible() }
         return [max(0, min(offset[0], max(0, newContent[0] - viewport[0]))), max(0, newContent[1] - viewport[1])]
     default: return visible()
     }
@@ -494,6 +494,22 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
             #expect(measured.doubles("contentSize") == [375, 4280])
             #expect(measured.ids("move") == ["m47", "m48", "m49", "m50"])
             #expect(measured.ids("create") + measured.ids("reuse") == ["m43"])
+        }
+    }
+
+    @Test func anchorEndFollowsOnlyWithinOnePointOfTheEnd() throws {
+        // Ten rows of 50 in a 200 pt viewport: the largest offset is 300. An arrival of 30 pt
+        // moves a viewport within 1 point of 300 (either side) to the new end, 330; one further
+        // past the end (a bounce) or before it keeps what it shows, as `visible`.
+        try withService { service in
+            let client = try service.connect()
+            let items = (0..<10).map { #"{"id":"e\#($0)"}"# }.joined(separator: ",")
+            let layout = try client.postLayout(#"{"sections":[{"id":"c","stack":{"items":[\#(items)],"estimate":[100,50]}}]}"#)
+            for (k, (offset, expected)) in [(300.0, 330.0), (301, 330), (299, 330), (298.5, 298.5), (301.5, 301.5), (350, 350)].enumerated() {
+                let s = try client.openSession(#"{"layout":"\#(layout)","viewport":[100,200],"buffer":0,"offset":[0,\#(offset)]}"#).id
+                let plan = try patch(client, s, #"{"insert":[{"at":"end","section":"c","items":[{"id":"n\#(k)","size":[100,30]}]}],"anchor":"end"}"#)
+                #expect(plan.json.doubles("offset") == [0, expected], "offset \(offset)")
+            }
         }
     }
 }

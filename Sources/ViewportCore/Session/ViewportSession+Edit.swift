@@ -38,7 +38,8 @@ extension ViewportSession {
             newOffset = visibleAnchorOffset(in: newLayout, position: edited.newPosition(ofOld:)) ?? offset
         case .end:
             let axis = layout.stackAxis ?? pagingAxis
-            if axis.component(of: offset) >= scrollRange(axis).upper - 1 {
+            // Within 1 point on either side: an offset past the end by more (a bounce) is not at it.
+            if abs(axis.component(of: offset) - scrollRange(axis).upper) <= 1 {
                 let main = ScrollRange(axis: axis, contentSize: newLayout.contentSize, viewport: viewport, insets: insets)
                 let cross = ScrollRange(axis: axis.cross, contentSize: newLayout.contentSize, viewport: viewport, insets: insets)
                 newOffset = axis.setting(main.upper, in: axis.cross.setting(cross.clamp(axis.cross.component(of: offset)), in: offset))
