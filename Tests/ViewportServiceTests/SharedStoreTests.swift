@@ -20,6 +20,12 @@ struct SharedStoreTests {
             #expect(try c.get("/v1/layouts/0123456789abcdef0123456789abcdef").status == 404)
             // Posting it again anywhere is the same layout.
             #expect(try c.post("/v1/layouts", layoutJSON(items)).status == 200)
+            // Already stored, also for an instance that never saw it: 200, not 201.
+            let other = layoutJSON(listItems(30))
+            #expect(try a.post("/v1/layouts", other).status == 201)
+            #expect(try b.post("/v1/layouts", other).status == 200)
+            #expect(try b.post("/v1/layouts", other).status == 200)
+            #expect(try c.post("/v1/layouts", other).status == 200)
         }
     }
 

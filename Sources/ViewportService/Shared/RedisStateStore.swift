@@ -63,6 +63,16 @@ final class RedisStateStore: Sendable {
         if case .error(let message) = reply { throw StoreFailure(operation: "layout_put", error: .server(message)) }
     }
 
+    /// Writes a layout the store does not have yet (`SET NX`); false when it has one under `id`
+    /// (left as it is: the caller refreshes its expiry).
+    func addLayout(id: String, bytes: [UInt8]) throws(StoreFailure) -> Bool {
+        let reply = try timed("layout_put") { () throws(RedisError) in
+            try pool.send(RedisCommand("SET", keys.layout(id), bytes, "PX", layoutMilliseconds, "NX"))
+        }
+        if case .error(let message) = reply { throw StoreFailure(operation: "layout_put", error: .server(message)) }
+        return reply != .null
+    }
+
     /// Pushes back a stored layout's expiry; false when the store does not have it.
     func refreshLayout(id: String) throws(StoreFailure) -> Bool {
         let reply = try timed("layout_refresh") { () throws(RedisError) in

@@ -20,20 +20,30 @@ final class SharedLayoutStore: LayoutRepository {
 
     var count: Int { local.count }
 
+    /// Stores a layout here and in the shared store. It is new (201) only when neither had it: a
+    /// layout another instance posted is already stored, though this one never saw it (200).
     func store(_ layout: Layout, retain: Bool) throws(Problem) -> (layout: Layout, created: Bool) {
-        let (stored, created) = try local.store(layout, retain: retain)
+        let (stored, createdHere) = try local.store(layout, retain: retain)
         do {
+            if createdHere {
+                if try store.addLayout(id: stored.digest, bytes: stored.binaryEncoded()) { return (stored, true) }
+                // Another instance stored it: keep it there as long as a new one would stay (it
+                // may expire between the two commands: then it is written again).
+                if try !store.refreshLayout(id: stored.digest) {
+                    try store.putLayout(id: stored.digest, bytes: stored.binaryEncoded())
+                }
+                return (stored, false)
+            }
             // Known here is not known to the store: it may have expired there (no session wrote it
             // for twice the idle timeout).
-            let known = try !created && store.refreshLayout(id: stored.digest)
-            if !known {
+            if try !store.refreshLayout(id: stored.digest) {
                 try store.putLayout(id: stored.digest, bytes: stored.binaryEncoded())
             }
         } catch {
             if retain { local.release(id: stored.digest) }
             throw error.problem
         }
-        return (stored, created)
+        return (stored, false)
     }
 
     func retain(id: String) throws(Problem) -> Layout? {
