@@ -101,18 +101,14 @@ struct FlowModel {
 
     var items: [Item] { layout().items }
 
-    /// `[max(x + w), max(y + h)]` over the items (and the sections' origins), plus the trailing insets.
+    /// `[max(x + w), max(y + h)]` over the items, plus the trailing insets (docs/api.md: an empty
+    /// section has an origin but no items, and adds nothing).
     var contentSize: Size {
-        let (items, origins) = layout()
         var maxX = 0.0
         var maxY = 0.0
         for item in items {
             maxX = max(maxX, item.rect.x + item.rect.width)
             maxY = max(maxY, item.rect.y + item.rect.height)
-        }
-        for o in origins {
-            maxX = max(maxX, o.x)
-            maxY = max(maxY, o.y)
         }
         return Size(width: maxX + insets.right, height: maxY + insets.bottom)
     }

@@ -497,6 +497,24 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         }
     }
 
+    @Test func anEmptyStackAddsNothingToTheContentSize() throws {
+        // Two rows of 50, then an empty stack 7 pt further: the content ends with the rows.
+        try withService { service in
+            let client = try service.connect()
+            let reply = try client.post(
+                "/v1/layouts", #"{"sections":[{"id":"a","reuse":"row","list":{"count":2,"size":[375,50]}},{"id":"s","stack":{"items":[],"estimate":[100,50]}}],"spacing":7}"#)
+            #expect(reply.json["contentSize"] as? [Double] == [375, 100])
+            let layout = try #require(reply.json["layout"] as? String)
+            let s = try client.openSession(#"{"layout":"\#(layout)","viewport":[375,200]}"#).id
+            let added = try patch(client, s, #"{"insert":[{"at":"end","section":"s","items":[{"id":"m"}]}]}"#)
+            #expect(added.json.doubles("contentSize") == [375, 157])
+            let removed = try patch(client, s, #"{"remove":["m"]}"#)
+            #expect(removed.json.doubles("contentSize") == [375, 100])
+            let empty = try client.post("/v1/layouts", #"{"sections":[{"id":"s","stack":{"items":[],"estimate":[100,50]}}],"insets":[5,0,3,20]}"#)
+            #expect(empty.json["contentSize"] as? [Double] == [20, 3])
+        }
+    }
+
     @Test func anchorEndFollowsOnlyWithinOnePointOfTheEnd() throws {
         // Ten rows of 50 in a 200 pt viewport: the largest offset is 300. An arrival of 30 pt
         // moves a viewport within 1 point of 300 (either side) to the new end, 330; one further

@@ -262,7 +262,7 @@ struct EditDraft {
             maxX = max(maxX, r.x + r.width)
             maxY = max(maxY, r.y + r.height)
         }
-        for segment in segments {
+        for segment in segments where segment.count > 0 {
             let far: Point
             switch segment {
             case .explicit: continue

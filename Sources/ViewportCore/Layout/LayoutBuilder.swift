@@ -260,8 +260,10 @@ public struct LayoutBuilder: Sendable {
             case .generated(_, let section): (id, far) = (section.id, section.farCorner)
             case .stack(_, _, let k): (id, far) = (stacks[k].id, stacks[k].section.farCorner)
             case .placed(_, _, let k):
-                maxX = max(maxX, placed[k].farCorner.x)
-                maxY = max(maxY, placed[k].farCorner.y)
+                if segment.count > 0 {
+                    maxX = max(maxX, placed[k].farCorner.x)
+                    maxY = max(maxY, placed[k].farCorner.y)
+                }
                 continue
             case .explicit: continue
             }
@@ -269,8 +271,12 @@ public struct LayoutBuilder: Sendable {
                 failure = .invalidSection(field: "sections[\(id)]", reason: "the id is already used by the section at item \(other)")
             }
             sectionIDs[id] = sectionIDs[id] ?? segment.start
-            maxX = max(maxX, far.x)
-            maxY = max(maxY, far.y)
+            // The items' extent: an empty section (a stack waiting for its first message) has
+            // none, though it has an origin after the section before it and the spacing.
+            if segment.count > 0 {
+                maxX = max(maxX, far.x)
+                maxY = max(maxY, far.y)
+            }
         }
         let defaultSize = Size(width: maxX, height: maxY)
         let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
