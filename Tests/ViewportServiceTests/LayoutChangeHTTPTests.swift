@@ -305,6 +305,7 @@ struct IDModel {
             let conflict = try put(client, s, #"{"layout":\#(layoutJSON(a)),"seq":7}"#).problem(409)
             #expect(conflict.int("seq") == 2)
             _ = try put(client, s, #"{"layout":\#(layoutJSON(a)),"seq":1}"#).problem(409)
+            #expect(try put(client, s, #"{"layout":\#(layoutJSON(a)),"seq":-1}"#).problem(409).int("seq") == 2)
             var state = try client.state(s)
             #expect(state.int("seq") == 2 && state.object("stats").int("updates") == 2)
             // The next viewport update follows the layout change's seq.

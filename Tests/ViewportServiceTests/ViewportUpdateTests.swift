@@ -174,6 +174,13 @@ import ViewportTestSupport
                 #expect(p["seq"] as? Int == 2, "\(seq)")
                 #expect(p.detail == "seq \(seq) does not follow the session's last sequence number 2: send 3, or 2 to retry", "\(p)")
             }
+            // A number below 0 is neither the last nor the next either (API.md: "anything else").
+            for seq in ["-1", "-2", "-1e0", "\(Int64.min)"] {
+                let p = try client.update(opened.id, #"{"offset":[0,5000],"seq":\#(seq)}"#).problem(409)
+                #expect(p["seq"] as? Int == 2, "\(seq)")
+                #expect(p["resync"] == nil)
+                #expect(p.detail == "seq below 0 does not follow the session's last sequence number 2: send 3, or 2 to retry", "\(p)")
+            }
             let after = try client.state(opened.id)
             #expect(NSDictionary(dictionary: after).isEqual(to: before))
             #expect(try client.update(opened.id, #"{"offset":[0,300],"seq":3}"#).status == 200)
@@ -198,7 +205,6 @@ import ViewportTestSupport
                 (#"{"offset":[0,1e999]}"#, 400, nil),
                 (#"{"offset":[0,-1e999]}"#, 400, nil),
                 (#"{"offset":[0,1],"velocity":[1e999,0]}"#, 400, nil),
-                (#"{"offset":[0,1],"seq":-1}"#, 400, "seq"),
                 (#"{"offset":[0,1],"seq":1.5}"#, 400, "seq"),
                 (#"{"offset":[0,1],"seq":"2"}"#, 400, "seq"),
                 (#"{"offset":[0,1],"seq":99999999999999999999999}"#, 400, "seq"),

@@ -442,7 +442,7 @@ final class APIHandler: HTTPHandler {
     /// `"resync": true` (the session may have lost updates with a crashed instance).
     func conflict(_ error: SessionError, session: ViewportSession) -> Problem {
         var problem = error.problem
-        if sharedStore, case .sequenceConflict(let current, let sent) = error, sent > current &+ 1 {
+        if sharedStore, case .sequenceConflict(let current, let sent) = error, sent > current &+ 1, sent != SessionError.seqBelowZero {
             problem.resync = true
             problem.detail += "; the session is behind this client (an instance that held it stopped): POST /v1/sessions/{id}/resync with the views you have"
         }

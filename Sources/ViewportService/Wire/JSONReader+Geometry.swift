@@ -16,7 +16,14 @@ extension JSONReader {
         return Insets(top: top, left: left, bottom: bottom, right: right)
     }
 
-    /// A JSON integer that is not negative (sequence numbers); errors are named by the reader's path.
+    /// An update's `seq`: a JSON integer. One below 0 is ``SessionError/seqBelowZero``: a 409 like
+    /// any number that is neither the last sequence number nor the next, not a 400.
+    mutating func readSeq() throws -> UInt64 {
+        let value = try readInt()
+        return value < 0 ? SessionError.seqBelowZero : UInt64(value)
+    }
+
+    /// A JSON integer that is not negative (counts); errors are named by the reader's path.
     mutating func readCount() throws -> Int {
         let value = try readInt()
         guard value >= 0 else { throw typeError("expected a non-negative integer, got \(value)") }

@@ -21,7 +21,7 @@ struct LayoutChangeRequest: Sendable {
                         throw r.typeError("\"\(name)\" is not one of \"none\", \"visible\"")
                     }
                     anchor = value
-                case "seq": seq = UInt64(try r.readCount())
+                case "seq": seq = try r.readSeq()
                 default: throw r.unknownField(key, in: "layout change")
                 }
             }

@@ -34,7 +34,7 @@ struct LayoutEditRequest: Sendable {
                 guard r.peekKind() == .array else { throw r.typeMismatch(expected: "an array of item ids") }
                 try r.readArray { r, _ in request.edit.remove.append(try r.readString()) }
             case "anchor": request.anchor = try r.readEnum(EditAnchor.self)
-            case "seq": request.seq = UInt64(try r.readCount())
+            case "seq": request.seq = try r.readSeq()
             default: throw r.unknownField(key, in: "layout edit")
             }
         }

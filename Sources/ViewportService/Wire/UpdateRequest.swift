@@ -47,7 +47,7 @@ struct UpdateRequest: Sendable {
             case "size": request.size = try r.readSize()
             case "velocity": request.velocity = try r.readPoint()
             case "phase": request.phase = try r.readEnum(ScrollPhase.self)
-            case "seq": request.seq = UInt64(try r.readCount())
+            case "seq": request.seq = try r.readSeq()
             case "select": request.select = r.readNullIfPresent() ? .clear : .id(try r.readString())
             case "time": request.time = try r.readDouble()
             default: throw r.unknownField(key, in: "viewport update")
