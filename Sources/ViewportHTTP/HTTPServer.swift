@@ -59,6 +59,12 @@ public final class HTTPServer: Sendable {
     /// The bound port (valid after ``start()``; the real one when configured with 0).
     public var port: Int { boundPort.load(ordering: .acquiring) }
 
+    /// `http://HOST:PORT` with the bound port (an IPv6 host in brackets).
+    public var url: String {
+        let host = configuration.host
+        return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
     /// Requests handed to the handler and not completed yet (a gauge for metrics). An accepted
     /// WebSocket counts until it closes: MHD 0.9.75 completes an upgraded request only when the
     /// application hands the socket back (`MHD_UPGRADE_ACTION_CLOSE`).
@@ -119,7 +125,7 @@ public final class HTTPServer: Sendable {
             boundPort.store(Int(viewport_mhd_bound_port(daemon)), ordering: .releasing)
             state = .running(Running(daemon: daemon, logger: logger))
         }
-        core.log("listening on http://\(config.host.contains(":") ? "[\(config.host)]" : config.host):\(port)")
+        core.log("listening on \(url)")
     }
 
     /// Stops gracefully: new requests get `handler.unavailable` (503, `Connection: close`)

@@ -43,6 +43,10 @@ public final class ViewportServer: Sendable {
     public func start() throws {
         sessions.start()
         try http.start()
+        // API.md: "On start it logs one line containing `listening on http://HOST:PORT`", which
+        // the HTTP layer logs at info; a `log.level` above info would hide it from whoever waits
+        // for it, so it is logged again at that level, where it shows.
+        if logger.logLevel > .info { logger.log(level: logger.logLevel, "listening on \(http.url)") }
         sweeping.store(true, ordering: .relaxed)
         let interval = min(1.0, max(0.05, ServiceConfiguration.seconds(configuration.sessions.idleTimeout) / 4))
         Thread.detachNewThread { [self] in

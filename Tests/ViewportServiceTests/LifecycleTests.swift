@@ -124,6 +124,18 @@ import ViewportTestSupport
         #expect(HTTPTestClient.isRefused(port: port))
     }
 
+    @Test func theListeningLineIsLoggedWhateverTheLogLevel() throws {
+        // API.md: "On start it logs one line containing `listening on http://HOST:PORT`"; scripts
+        // and supervisors wait for it, also when they ask for quieter logs.
+        for level in ["info", "warning", "critical"] {
+            let instance = try ViewportdProcess(environment: ["LOG_LEVEL": level])
+            let lines = instance.process.output.split(separator: "\n").filter { $0.contains("listening on http://127.0.0.1:\(instance.port)") }
+            #expect(lines.count == 1, "\(level): \(instance.process.output)")
+            instance.process.signal(SIGTERM)
+            #expect(instance.process.waitForExit(timeout: 15) == 0)
+        }
+    }
+
     @Test func stopWithNothingInFlightIsQuickAndIdempotent() throws {
         let service = try TestService()
         let port = service.port

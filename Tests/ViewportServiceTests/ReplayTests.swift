@@ -57,6 +57,8 @@ import ViewportCore
         #expect([none.peakViews, none.created, none.reused, none.discarded] as [Int] == [1, 1, 0, 1])
         #expect(none.smallestCap == nil)
         #expect(report.peakViews == 4)
+        // The JSON carries the text table's "all" row.
+        #expect(report.json.contains(#""all":{"peakViews":4,"created":4,"reused":4,"rebindFree":2,"recycled":6,"discarded":1}"#), "\(report.json)")
     }
 
     /// a with cap 0: a0's view is discarded at step 2, a1's at 3, so a2 (step 4) is created: 3

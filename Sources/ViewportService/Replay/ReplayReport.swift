@@ -102,6 +102,19 @@ public struct ReplayReport: Sendable {
         w.int(runs)
         w.key("slackPercent")
         w.int(TraceReplay.slackPercent)
+        // The text table's "all" row: the totals over every identifier.
+        w.key("all")
+        w.beginObject()
+        func total(_ count: (Identifier) -> Int) -> Int { identifiers.reduce(0) { $0 + count($1) } }
+        let totals: [(String, Int)] = [
+            ("peakViews", peakViews), ("created", total(\.created)), ("reused", total(\.reused)),
+            ("rebindFree", total(\.rebindFree)), ("recycled", total(\.recycled)), ("discarded", total(\.discarded)),
+        ]
+        for (name, value) in totals {
+            w.key(escaping: name)
+            w.int(value)
+        }
+        w.endObject()
         w.key("reuse")
         w.beginArray()
         for identifier in identifiers {

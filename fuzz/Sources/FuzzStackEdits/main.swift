@@ -201,8 +201,11 @@ struct Model {
                 }
                 let far = l.count > 0 ? Double(l.count - 1) * step + main(l.size) : 0
                 cursor = origin + far
-                maxMain = max(maxMain, cursor)
-                maxCross = max(maxCross, crossOrigin + (l.count > 0 ? cross(l.size) : 0))
+                // An empty section has an origin but no items: it adds nothing to the content.
+                if l.count > 0 {
+                    maxMain = max(maxMain, cursor)
+                    maxCross = max(maxCross, crossOrigin + cross(l.size))
+                }
             case .stack(let s):
                 let laneStep = s.laneSize + s.spacing
                 var endsE = Array(repeating: Int128(0), count: s.lanes)
@@ -241,14 +244,16 @@ struct Model {
                 }
                 cursor = origin + extent
                 originTolerance += (abs(origin) + (mags.max() ?? 0)) * 1e-12 + Double(s.items.count) * 0x1p-55
-                maxMain = max(maxMain, farMain)
-                maxCross = max(maxCross, farCross)
+                if !s.items.isEmpty {
+                    maxMain = max(maxMain, farMain)
+                    maxCross = max(maxCross, farCross)
+                }
             }
         }
         // docs/api.md / README: the default content size is the items' extent grown by the trailing insets.
         let size = axis == .y
-            ? Size(width: max(maxCross, crossOrigin) + insets.right, height: maxMain + insets.bottom)
-            : Size(width: maxMain + insets.right, height: max(maxCross, crossOrigin) + insets.bottom)
+            ? Size(width: maxCross + insets.right, height: maxMain + insets.bottom)
+            : Size(width: maxMain + insets.right, height: maxCross + insets.bottom)
         return (rects, tolerance, size, originTolerance + (size.width + size.height) * 1e-12)
     }
 
