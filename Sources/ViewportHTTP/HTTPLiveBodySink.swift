@@ -12,7 +12,9 @@
 ///
 /// Small answers stay on the ordinary path (queued after the body, keep-alive): the layer goes
 /// live only when at least ``LiveAnswer/thresholdBytes`` are ready, or anything is ready and the
-/// body has been arriving for ``LiveAnswer/afterSeconds``.
+/// body has been arriving for ``LiveAnswer/afterSeconds``, or anything is ready, the body so far
+/// ends where a message ends (``answersAreDue``) and more of it may come (no `Content-Length`, or
+/// short of it): a client that sends a line and waits for its answer before the next one.
 public protocol HTTPLiveBodySink: HTTPBodySink {
     /// Status of the answer if it goes out live.
     var liveStatus: Int { get }
@@ -24,4 +26,12 @@ public protocol HTTPLiveBodySink: HTTPBodySink {
     /// layer takes again while the socket keeps up, so what the client has not read stays in the
     /// sink and counts against the sink's own bound).
     func takeReady() -> [UInt8]
+    /// Whether the body so far ends where a message ends, so that a client may be waiting for
+    /// the answers before it sends more (the layer is called only when bytes arrive: a time limit
+    /// alone would leave that client waiting for ever).
+    var answersAreDue: Bool { get }
+}
+
+extension HTTPLiveBodySink {
+    public var answersAreDue: Bool { false }
 }

@@ -334,7 +334,8 @@ struct RequestStateMachine {
 
     /// After a body chunk: starts the live answer once there is enough to say (at least
     /// ``LiveAnswer/thresholdBytes``, or anything once the body has arrived for
-    /// ``LiveAnswer/afterSeconds``), then sends what is ready.
+    /// ``LiveAnswer/afterSeconds``, or anything when the sink's answers are due and the body may
+    /// go on), then sends what is ready.
     private mutating func advanceLive(_ sink: any HTTPLiveBodySink, now: () -> Double) -> Action {
         if var answer = takeLive() {
             guard answer.isFlushed, sink.readyBytes > 0 else {
@@ -346,7 +347,8 @@ struct RequestStateMachine {
             return .sendLive
         }
         let ready = sink.readyBytes
-        guard ready >= LiveAnswer.thresholdBytes || (ready > 0 && now() - startedAt >= LiveAnswer.afterSeconds) else {
+        let mayGoOn = requestHead.contentLength.map { received < $0 } ?? true
+        guard ready >= LiveAnswer.thresholdBytes || (ready > 0 && ((sink.answersAreDue && mayGoOn) || now() - startedAt >= LiveAnswer.afterSeconds)) else {
             return .proceed
         }
         var answer = LiveAnswer(status: sink.liveStatus, headers: sink.liveHeaders)

@@ -426,6 +426,30 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         }
     }
 
+    @Test func aRefusedPatchLineReadsAsThePatchRequestReads() throws {
+        // API.md: the line is "the PATCH body": its problem names fields as PATCH's does (400s
+        // were `patch.resize: …` in a stream, 422s were not).
+        var rng = SplitMix(seed: 5)
+        let chat = ChatModel.make(count: 10, lanes: 1, using: &rng)
+        try withService { service in
+            let client = try service.connect()
+            let layout = try client.postLayout(chat.json())
+            for body in [
+                #"{"resize":5}"#, #"{"insert":[{"at":"end","items":[]}]}"#, #"{"bogus":1}"#, #"{"anchor":"sideways"}"#,
+                #"{"seq":1.5}"#, #"{"resize":[{"id":"zz","size":[1,1]}]}"#, #"{"resize":[{"id":"m1"}]}"#,
+            ] {
+                let s = try client.openSession(#"{"layout":"\#(layout)","viewport":[375,600]}"#).id
+                let direct = try patch(client, s, body)
+                #expect(direct.status == 400 || direct.status == 422, "\(body): \(direct.text)")
+                let streamed = try client.send(
+                    "POST", "/v1/sessions/\(s)/viewport", body: Array(#"{"patch":\#(body)}"#.utf8), contentType: "application/x-ndjson")
+                let line = try #require(try JSONSerialization.jsonObject(with: Data(streamed.text.split(separator: "\n")[0].utf8)) as? [String: Any])
+                #expect(line["status"] as? Int == direct.status, "\(body)")
+                #expect(line["detail"] as? String == "line 1: " + (direct.json["detail"] as? String ?? ""), "\(body): \(line)")
+            }
+        }
+    }
+
     @Test func patchesRideAnUpdateStreamAndAWebSocketInOrder() throws {
         var rng = SplitMix(seed: 3)
         let chat = ChatModel.make(count: 60, lanes: 1, using: &rng)

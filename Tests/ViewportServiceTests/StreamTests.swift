@@ -90,6 +90,41 @@ import ViewportTestSupport
         }
     }
 
+    @Test func aClientThatWaitsForEachPlanBeforeItsNextLineGetsIt() throws {
+        // One chunked stream used as a conversation: a line, then its plan, then the next line.
+        // The layer hears of a stream only when bytes arrive, so the 50 ms rule alone left this
+        // client waiting for ever (its plan went out with the next line, which never came).
+        try withService { service in
+            let client = try service.connect()
+            let a = try client.openSession(Self.open).id
+            let b = try client.openSession(Self.open).id
+            let updates = Self.updates(5)
+            try client.raw.write(
+                HTTPTestClient.request(
+                    method: "POST", path: "/v1/sessions/\(a)/viewport",
+                    headers: [("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")]))
+            var answered: [UInt8] = []
+            for (i, update) in updates.enumerated() {
+                try client.raw.write(HTTPTestClient.chunk(Array((update + "\n").utf8)))
+                if i == 0 {
+                    let head = String(decoding: try client.raw.read(through: Array("\r\n\r\n".utf8), timeout: 5), as: UTF8.self)
+                    #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+                }
+                answered += try client.raw.read(through: Array("}\n".utf8), timeout: 5)
+                #expect(String(decoding: answered, as: UTF8.self).contains(#""seq":\#(i + 1)"#), "line \(i + 1)")
+            }
+            try client.raw.write(Array("0\r\n\r\n".utf8))
+            answered += try client.raw.read(through: Array("\r\n0\r\n\r\n".utf8), timeout: 5)
+            let lines = String(decoding: try Self.dechunk(answered), as: UTF8.self).split(separator: "\n").map(String.init)
+            #expect(lines.count == updates.count)
+            let fresh = try service.connect()
+            for (i, update) in updates.enumerated() where i < lines.count {
+                let line = try JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? NSDictionary
+                #expect(line?.isEqual(to: try fresh.update(b, update).json) == true, "line \(i + 1)")
+            }
+        }
+    }
+
     /// The data of a chunked body (from its first size line to its last chunk).
     static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
         var data: [UInt8] = []

@@ -79,6 +79,9 @@ final class UpdateStreamSink: HTTPLiveBodySink {
     var liveStatus: Int { 200 }
     var liveHeaders: [(name: String, value: String)] { Self.headers }
     var readyBytes: Int { heldBytes }
+    /// The body so far ends with a whole line: a client that sends a line and waits for its plan
+    /// before the next one gets it now.
+    var answersAreDue: Bool { partial.isEmpty }
 
     /// The oldest 64 KiB chunk, or the lines since the last one: the layer holds at most one
     /// piece it could not send yet, and the rest stays here under `maxHeldBytes`.
@@ -124,7 +127,7 @@ final class UpdateStreamSink: HTTPLiveBodySink {
         guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") && $0 != UInt8(ascii: "\r") }) else { return }
         if heldBytes > maxHeldBytes {
             var problem = Problem.tooLarge(
-                "line \(lineNumber): the plans answered so far passed twice http.maxBodyBytes (\(maxHeldBytes) bytes) while the upload was still arriving; the updates before this line were applied. Send the rest in another request, or stream live over GET /v1/sessions/{id}/socket")
+                "line \(lineNumber): the plans held for this stream, not yet read by the client, passed twice http.maxBodyBytes (\(maxHeldBytes) bytes); the updates before this line were applied. Read the answer while sending, send the rest in another request, or stream live over GET /v1/sessions/{id}/socket")
             problem.line = lineNumber
             write(problem)
             return

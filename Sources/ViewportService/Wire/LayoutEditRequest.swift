@@ -124,16 +124,22 @@ enum StreamMessage: Sendable {
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> StreamMessage {
         guard isPatch(bytes) else { return .update(try UpdateRequest.decode(bytes)) }
         var r = JSONReader(bytes)
-        var request: LayoutEditRequest?
+        var range: Range<Int>?
         try r.readObject { r, key in
             switch key {
-            case "patch": request = try LayoutEditRequest.decode(&r)
+            case "patch":
+                r.skipWhitespace()
+                let start = r.position
+                try r.skipValue()
+                range = start..<r.position
             default: throw r.unknownField(key, in: "patch message (it has only \"patch\")")
             }
         }
         try r.finish()
-        guard let request else { throw JSONReader.missingField("patch") }
-        return .patch(request)
+        guard let range else { throw JSONReader.missingField("patch") }
+        // The edit is read on its own, as `PATCH …/layout` reads its body, so that its problems
+        // read the same (field paths from the edit, not `patch.…`).
+        return .patch(try LayoutEditRequest.decode(UnsafeRawBufferPointer(rebasing: bytes[range])))
     }
 
     /// Whether the object's first key is `"patch"` (a patch message has no other key; an update

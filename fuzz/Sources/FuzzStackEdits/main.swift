@@ -901,7 +901,8 @@ runFuzzer { bytes in
                     return (-lead, max(-lead, far))
                 }
                 let mainOffset = axis == .y ? o.y : o.x
-                if anchor == .end && mainOffset >= range(axis, oldGeometry.contentSize).1 - 1 {
+                // At the end: within 1 point of the largest offset, on either side (API.md).
+                if anchor == .end && abs(mainOffset - range(axis, oldGeometry.contentSize).1) <= 1 {
                     let (_, upper) = range(axis, geometry.contentSize)
                     let (cl, cu) = range(axis.cross, geometry.contentSize)
                     let crossOffset = axis == .y ? o.x : o.y
