@@ -69,6 +69,10 @@ import Testing
         var readyBytes: Int { ready.reduce(0) { $0 + $1.count } }
 
         func takeReady() -> [UInt8] { ready.isEmpty ? [] : ready.removeFirst() }
+
+        /// Set by the test: the body so far ends where a message ends.
+        var due = false
+        var answersAreDue: Bool { due }
     }
 
     final class Chunks: HTTPResponseStream, @unchecked Sendable {
@@ -405,6 +409,23 @@ import Testing
         _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 100 })
         sink.ready = [Array("a\n".utf8)]
         #expect(Self.isSendLive(machine.chunk(count: 1, now: 100 + LiveAnswer.afterSeconds + 0.001)))
+    }
+
+    @Test func aLiveAnswerStartsAtOnceWhenItsAnswersAreDueAndTheBodyMayGoOn() {
+        // A client that sent a line and waits: at once, not after 50 ms and the next bytes.
+        for (head, due, expected) in [
+            (Self.head(chunked: true), true, true),  // chunked: more may come
+            (Self.head(contentLength: 10), true, true),  // 1 byte of 10 so far
+            (Self.head(contentLength: 1), true, false),  // the whole body: answered after it, keep-alive
+            (Self.head(chunked: true), false, false),  // mid-line: the plans wait for the threshold or the time
+        ] {
+            let sink = LiveSink()
+            let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
+            _ = machine.headReceived(head, admitted: true, isHTTP11: true, now: { 100 })
+            sink.ready = [Array("a\n".utf8)]
+            sink.due = due
+            #expect(Self.isSendLive(machine.chunk(count: 1, now: 100.001)) == expected, "\(head.headers), due \(due)")
+        }
     }
 
     @Test func whatTheSocketDidNotTakeAtTheEndGoesToADrainThread() {
