@@ -2321,7 +2321,7 @@ extension Components {
             public var velocity: Components.Schemas.Velocity?
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/phase`.
             public var phase: Components.Schemas.ScrollPhase?
-            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
+            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/seq`.
             public var seq: Swift.Int?
@@ -2340,7 +2340,7 @@ extension Components {
             ///   - size: A new viewport size (rotation).
             ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
             ///   - phase:
-            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
+            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///   - select: The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.
             ///   - time: The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
             public init(
@@ -2428,7 +2428,7 @@ extension Components {
             public var velocity: Components.Schemas.Velocity?
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/phase`.
             public var phase: Components.Schemas.ScrollPhase?
-            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
+            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/seq`.
             public var seq: Swift.Int?
@@ -2447,7 +2447,7 @@ extension Components {
             ///   - size: A new viewport size (rotation).
             ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
             ///   - phase:
-            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
+            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///   - select: The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.
             ///   - time: The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
             public init(
@@ -3745,7 +3745,7 @@ extension Components {
             public var layout: Components.Schemas.LayoutReference
             /// - Remark: Generated from `#/components/schemas/LayoutChangeRequest/anchor`.
             public var anchor: Components.Schemas.LayoutAnchor?
-            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
+            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///
             /// - Remark: Generated from `#/components/schemas/LayoutChangeRequest/seq`.
             public var seq: Swift.Int?
@@ -3754,7 +3754,7 @@ extension Components {
             /// - Parameters:
             ///   - layout:
             ///   - anchor:
-            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409.
+            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             public init(
                 layout: Components.Schemas.LayoutReference,
                 anchor: Components.Schemas.LayoutAnchor? = nil,
@@ -4802,7 +4802,7 @@ extension Components {
             public var remove: [Components.Schemas.ItemId]?
             /// - Remark: Generated from `#/components/schemas/LayoutEdit/anchor`.
             public var anchor: Components.Schemas.EditAnchor?
-            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409.
+            /// Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409, a negative number too.
             ///
             /// - Remark: Generated from `#/components/schemas/LayoutEdit/seq`.
             public var seq: Swift.Int?
@@ -4813,7 +4813,7 @@ extension Components {
             ///   - insert: Items to insert.
             ///   - remove: Items to take out.
             ///   - anchor:
-            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409.
+            ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied, the edit not even checked); last + 1 is applied; anything else is a 409, a negative number too.
             public init(
                 resize: [Components.Schemas.StackResize]? = nil,
                 insert: [Components.Schemas.StackInsert]? = nil,
