@@ -256,25 +256,9 @@ struct EditDraft {
         }
 
         // The default content size, as LayoutBuilder computes it.
-        var maxX = 0.0
-        var maxY = 0.0
-        for r in base.explicitRects {
-            maxX = max(maxX, r.x + r.width)
-            maxY = max(maxY, r.y + r.height)
-        }
-        for segment in segments where segment.count > 0 {
-            let far: Point
-            switch segment {
-            case .explicit: continue
-            case .generated(_, let section): far = section.farCorner
-            case .stack(_, _, let s): far = stacks[s].section.farCorner
-            case .placed(_, _, let p): far = placed[p].farCorner
-            }
-            maxX = max(maxX, far.x)
-            maxY = max(maxY, far.y)
-        }
-        let defaultSize = Size(width: maxX, height: maxY)
-        let size = geometry.givenContentSize ?? Size(width: maxX + geometry.insets.right, height: maxY + geometry.insets.bottom)
+        let extent = Layout.itemsExtent(explicitRects: base.explicitRects, segments: segments, stacks: stacks, placed: placed)
+        let defaultSize = Size(width: extent.x, height: extent.y)
+        let size = geometry.givenContentSize ?? Size(width: extent.x + geometry.insets.right, height: extent.y + geometry.insets.bottom)
 
         var sticky = base.stickyItems
         if !sticky.isEmpty && (shifted || movedFixed) {

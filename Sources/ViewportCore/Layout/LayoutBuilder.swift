@@ -246,40 +246,22 @@ public struct LayoutBuilder: Sendable {
     public consuming func build() throws(LayoutError) -> Layout {
         // The cheap checks first; their error is thrown after the id check, which comes first.
         var failure: LayoutError?
-        var maxX = 0.0
-        var maxY = 0.0
-        for r in rects {
-            maxX = max(maxX, r.x + r.width)
-            maxY = max(maxY, r.y + r.height)
-        }
         var sectionIDs: [String: Int] = [:]
         for segment in segments {
             let id: String
-            let far: Point
             switch segment {
-            case .generated(_, let section): (id, far) = (section.id, section.farCorner)
-            case .stack(_, _, let k): (id, far) = (stacks[k].id, stacks[k].section.farCorner)
-            case .placed(_, _, let k):
-                if segment.count > 0 {
-                    maxX = max(maxX, placed[k].farCorner.x)
-                    maxY = max(maxY, placed[k].farCorner.y)
-                }
-                continue
-            case .explicit: continue
+            case .generated(_, let section): id = section.id
+            case .stack(_, _, let k): id = stacks[k].id
+            case .placed, .explicit: continue
             }
             if let other = sectionIDs[id], failure == nil {
                 failure = .invalidSection(field: "sections[\(id)]", reason: "the id is already used by the section at item \(other)")
             }
             sectionIDs[id] = sectionIDs[id] ?? segment.start
-            // The items' extent: an empty section (a stack waiting for its first message) has
-            // none, though it has an origin after the section before it and the spacing.
-            if segment.count > 0 {
-                maxX = max(maxX, far.x)
-                maxY = max(maxY, far.y)
-            }
         }
-        let defaultSize = Size(width: maxX, height: maxY)
-        let size = contentSize ?? Size(width: maxX + trailingPadding.width, height: maxY + trailingPadding.height)
+        let extent = Layout.itemsExtent(explicitRects: rects, segments: segments, stacks: stacks, placed: placed)
+        let defaultSize = Size(width: extent.x, height: extent.y)
+        let size = contentSize ?? Size(width: extent.x + trailingPadding.width, height: extent.y + trailingPadding.height)
         if !size.isFinite && failure == nil {
             failure = .invalidSection(field: "insets", reason: "the items' extent plus the trailing insets passes the largest finite number")
         }
