@@ -25,17 +25,11 @@ final class SharedLayoutStore: LayoutRepository {
     func store(_ layout: Layout, retain: Bool) throws(Problem) -> (layout: Layout, created: Bool) {
         let (stored, createdHere) = try local.store(layout, retain: retain)
         do {
-            if createdHere {
-                if try store.addLayout(id: stored.digest, bytes: stored.binaryEncoded()) { return (stored, true) }
-                // Another instance stored it: keep it there as long as a new one would stay (it
-                // may expire between the two commands: then it is written again).
-                if try !store.refreshLayout(id: stored.digest) {
-                    try store.putLayout(id: stored.digest, bytes: stored.binaryEncoded())
-                }
-                return (stored, false)
-            }
-            // Known here is not known to the store: it may have expired there (no session wrote it
-            // for twice the idle timeout).
+            if createdHere, try store.addLayout(id: stored.digest, bytes: stored.binaryEncoded()) { return (stored, true) }
+            // Known here, or stored by another instance: kept in the store as long as a new one
+            // would stay. Known here is not known to the store: it may have expired there (no
+            // session wrote it for twice the idle timeout, or between the two commands), and is
+            // then written again.
             if try !store.refreshLayout(id: stored.digest) {
                 try store.putLayout(id: stored.digest, bytes: stored.binaryEncoded())
             }
