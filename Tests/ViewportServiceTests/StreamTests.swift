@@ -63,11 +63,7 @@ import ViewportTestSupport
             let updates = Self.updates(400)
             let first = Array((updates[..<300].joined(separator: "\n") + "\n").utf8)
             let second = Array((updates[300...].joined(separator: "\n") + "\n").utf8)
-            try client.raw.write(
-                HTTPTestClient.request(
-                    method: "POST", path: "/v1/sessions/\(a)/viewport",
-                    headers: [("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")])
-                    + HTTPTestClient.chunk(first))
+            try client.raw.write(Self.chunkedStreamHead(a) + HTTPTestClient.chunk(first))
             Thread.sleep(forTimeInterval: 0.1)
             try client.raw.write(HTTPTestClient.chunk(Array("\n".utf8)))
             let head = String(decoding: try client.raw.read(through: Array("\r\n\r\n".utf8)), as: UTF8.self)
@@ -78,15 +74,7 @@ import ViewportTestSupport
             #expect(String(decoding: early, as: UTF8.self).contains(#""seq":1"#))
             try client.raw.write(HTTPTestClient.chunk(second) + Array("0\r\n\r\n".utf8))
             let rest = try client.raw.read(through: Array("\r\n0\r\n\r\n".utf8))
-            let text = String(decoding: try Self.dechunk(early + rest), as: UTF8.self)
-            let lines = text.split(separator: "\n").map(String.init)
-            #expect(lines.count == updates.count)
-            let fresh = try service.connect()
-            for (i, update) in updates.enumerated() where i < lines.count {
-                let single = try fresh.update(b, update)
-                let line = try JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? NSDictionary
-                #expect(line?.isEqual(to: single.json) == true, "line \(i + 1)")
-            }
+            try Self.expectOneRequestEach(answer: early + rest, to: updates, on: b, of: service)
         }
     }
 
@@ -99,10 +87,7 @@ import ViewportTestSupport
             let a = try client.openSession(Self.open).id
             let b = try client.openSession(Self.open).id
             let updates = Self.updates(5)
-            try client.raw.write(
-                HTTPTestClient.request(
-                    method: "POST", path: "/v1/sessions/\(a)/viewport",
-                    headers: [("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")]))
+            try client.raw.write(Self.chunkedStreamHead(a))
             var answered: [UInt8] = []
             for (i, update) in updates.enumerated() {
                 try client.raw.write(HTTPTestClient.chunk(Array((update + "\n").utf8)))
@@ -115,13 +100,27 @@ import ViewportTestSupport
             }
             try client.raw.write(Array("0\r\n\r\n".utf8))
             answered += try client.raw.read(through: Array("\r\n0\r\n\r\n".utf8), timeout: 5)
-            let lines = String(decoding: try Self.dechunk(answered), as: UTF8.self).split(separator: "\n").map(String.init)
-            #expect(lines.count == updates.count)
-            let fresh = try service.connect()
-            for (i, update) in updates.enumerated() where i < lines.count {
-                let line = try JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? NSDictionary
-                #expect(line?.isEqual(to: try fresh.update(b, update).json) == true, "line \(i + 1)")
-            }
+            try Self.expectOneRequestEach(answer: answered, to: updates, on: b, of: service)
+        }
+    }
+
+    /// The head of a chunked NDJSON stream of updates to `session` (its lines follow as chunks).
+    static func chunkedStreamHead(_ session: String) -> [UInt8] {
+        HTTPTestClient.request(
+            method: "POST", path: "/v1/sessions/\(session)/viewport",
+            headers: [("Content-Type", "application/x-ndjson"), ("Transfer-Encoding", "chunked")])
+    }
+
+    /// A chunked stream's answer (its chunks, from the first size line to the last chunk) has one
+    /// plan line per update, each what one request per update answers on `twin`, a session
+    /// opened alike.
+    static func expectOneRequestEach(answer: [UInt8], to updates: [String], on twin: String, of service: TestService) throws {
+        let lines = String(decoding: try dechunk(answer), as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(lines.count == updates.count)
+        let fresh = try service.connect()
+        for (i, update) in updates.enumerated() where i < lines.count {
+            let line = try JSONSerialization.jsonObject(with: Data(lines[i].utf8)) as? NSDictionary
+            #expect(line?.isEqual(to: try fresh.update(twin, update).json) == true, "line \(i + 1)")
         }
     }
 
