@@ -153,7 +153,10 @@ extension Layout {
     }
 
     /// Rebuilds a layout with stacks from its sections form, as a posted one is built.
-    private static func decodeSections(_ r: inout BinaryReader, maxItems: Int) throws(BinaryFormatError) -> LayoutBuilder {
+    /// `reuseNames` are the header's, in their order: an edited version's checkpoint keeps its
+    /// classes' numbers (a session's pools are numbered by them), names no item uses any more
+    /// included; a posted layout's are in first-use order already.
+    private static func decodeSections(_ r: inout BinaryReader, maxItems: Int, reuseNames: [String]) throws(BinaryFormatError) -> LayoutBuilder {
         func axis() throws(BinaryFormatError) -> Axis {
             let code = try r.byte()
             guard code <= 1 else { throw .invalid("axis \(code)") }
@@ -217,6 +220,7 @@ extension Layout {
             }
         }
         var builder = LayoutBuilder(maxItems: maxItems)
+        builder.declareReuseNames(reuseNames)
         if let contentSize { try valid { () throws(LayoutError) in try builder.setContentSize(contentSize) } }
         builder.setAxis(stackAxis)
         var stack = SectionStack(axis: stackAxis, insets: insets, spacing: spacing, withStacks: true)
@@ -351,7 +355,7 @@ extension Layout {
                 }
             case .sections:
                 // A layout with stacks: its sections form is the whole body.
-                let rebuilt = try decodeSections(&r, maxItems: maxItems)
+                let rebuilt = try decodeSections(&r, maxItems: maxItems, reuseNames: names)
                 try r.finish()
                 guard rebuilt.count == total else { throw .invalid("\(rebuilt.count) items, the header says \(total)") }
                 let layout = try valid { () throws(LayoutError) in try rebuilt.build() }

@@ -23,7 +23,7 @@ extension Layout {
         guard hasStacks else {
             throw .invalid(field: "layout", reason: "the session's layout has no stack sections to edit (only stacks' items can be resized, inserted or removed)")
         }
-        var draft = EditDraft(base: self, history: EditHistory(edit: edit, previous: editHistory))
+        var draft = EditDraft(base: self, history: EditHistory(edit: edit, previous: editHistory, base: self))
         for (i, resize) in edit.resize.enumerated() {
             let field = "resize[\(i)]"
             let (s, _, rank) = try draft.stackItem(resize.id, field: field + ".id")
@@ -43,7 +43,7 @@ extension Layout {
             draft.shifted = true
             draft.count -= 1
         }
-        return draft.finish()
+        return draft.finish().foldingHistoryIfDue()
     }
 }
 

@@ -313,6 +313,13 @@ public struct LayoutBuilder: Sendable {
             digest: digest, index: index, geometry: sectionGeometry, axis: axis)
     }
 
+    /// Numbers the reuse identifiers `names` first, in their order (those not known yet), whether
+    /// or not items use them.
+    mutating func declareReuseNames(_ names: [String]) {
+        for name in names where !name.isEmpty { _ = reuseClass(for: name) }
+        lastReuse = nil
+    }
+
     private mutating func reuseClass(for name: String?) -> Int32 {
         guard let name, !name.isEmpty else { return -1 }
         // Runs of items share an identifier: compare with the last one before hashing.

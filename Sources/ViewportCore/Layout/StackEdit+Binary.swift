@@ -1,5 +1,5 @@
 /// Stack edits in binary, for session snapshots (a session's layout version is its stored layout
-/// and the edits that made it: ``EditHistory``).
+/// and the edits that made it: ``EditHistory``, `Layout+EditHistory.swift`).
 extension StackEdit {
     /// Resizes (id, size), inserts (place, then items: id, optional size, optional reuse), removes.
     func write(_ w: inout BinaryWriter) {
@@ -62,33 +62,5 @@ extension StackEdit {
         }
         for _ in 0..<(try r.elementCount()) { edit.remove.append(try r.string(limit: Layout.maxIDBytes)) }
         return edit
-    }
-}
-
-extension Layout {
-    /// Writes the edits that made this version (none for a stored layout).
-    func writeEditHistory(_ w: inout BinaryWriter) {
-        let edits = editHistory?.edits ?? []
-        w.count(edits.count)
-        for edit in edits { edit.write(&w) }
-    }
-
-    static func readEditHistory(_ r: inout BinaryReader) throws(BinaryFormatError) -> [StackEdit] {
-        var edits: [StackEdit] = []
-        for _ in 0..<(try r.elementCount(minBytes: 3)) { edits.append(try StackEdit.read(&r)) }
-        return edits
-    }
-
-    /// The version `edits` make of this layout (itself for none).
-    func replaying(_ edits: [StackEdit]) throws(BinaryFormatError) -> Layout {
-        var layout = self
-        for (k, edit) in edits.enumerated() {
-            do {
-                layout = try layout.applying(edit).layout
-            } catch {
-                throw .invalid("edit \(k) of the layout \(digest) does not apply: \(error)")
-            }
-        }
-        return layout
     }
 }

@@ -7,32 +7,41 @@
 /// which that plan's leaving lists refer to), so a session whose layout is edited in place can
 /// later add its edits without changing how items are named.
 ///
-/// Format (version 3): `"VPS"`, version byte, layout digest and the stack edits that made the
-/// session's version of it (`EditHistory`, replayed on restore), previous layout digest
-/// (optional) and its edits,
+/// Format (version 4): `"VPS"`, version byte, layout digest and the history that made the
+/// session's version of it (`EditHistory`: a checkpoint of the version's binary form when it has
+/// one, then the stack edits since, replayed on restore; `Layout+EditHistory.swift`), previous
+/// layout digest (optional) and its history,
 /// the options (buffer ahead and behind, insets, pool caps, paging, prefetch, lazyLoad, exposure, links, loop axis,
 /// view limit), the position (offset, viewport, motion, client time), counters (seq, next handle, stats), selection,
 /// drag begin, pinned header, safe window, extra reuse names, shown items, pools, the same-item
 /// index, the helpers' state, loop shifts, and the last plan. Sets and maps are written in item
-/// order, so equal states give equal bytes. A version this build does not know is refused.
+/// order, so equal states give equal bytes. Version 3 (the edits alone, no checkpoint flag) is
+/// what builds before checkpoints wrote and read: it is still read, and still written for a
+/// session whose histories have no checkpoint (most), so that an older instance in a rolling
+/// update reads them; a version this build does not know is refused.
 ///
 /// Every stored property of ``ViewportSession`` and of its parts (`ScrollState`, `ReusePools`,
 /// `ViewHandles`, `UpdateSequence`, `SessionHelpers`) must be written here or derived on restore;
 /// `SnapshotTests` fails when one is added without being handled.
 extension ViewportSession {
     static let snapshotMagic: [UInt8] = Array("VPS".utf8)
-    static let snapshotVersion: UInt8 = 3
+    static let snapshotVersion: UInt8 = 4
+    /// The oldest version this build reads.
+    static let oldestSnapshotVersion: UInt8 = 3
 
     /// The session's state as bytes.
     /// - Complexity: O(v + p + h) for v shown views, p pooled views and h items the helpers track.
     public func snapshot() -> [UInt8] {
         var w = BinaryWriter(capacity: 512 + 24 * liveViews)
         w.raw(Self.snapshotMagic)
-        w.byte(Self.snapshotVersion)
+        // Version 3 unless a history has a checkpoint: what builds before checkpoints wrote, so
+        // that they still read the sessions of a rolling update that did not edit much.
+        let version = layout.hasEditCheckpoint || lastPlan.previousLayout?.hasEditCheckpoint == true ? Self.snapshotVersion : Self.oldestSnapshotVersion
+        w.byte(version)
         w.string(layout.digest)
-        layout.writeEditHistory(&w)
+        layout.writeEditHistory(&w, snapshotVersion: version)
         w.optionalString(lastPlan.previousLayout?.digest)
-        lastPlan.previousLayout?.writeEditHistory(&w)
+        lastPlan.previousLayout?.writeEditHistory(&w, snapshotVersion: version)
 
         // Options.
         w.double(buffer.ahead)
@@ -200,9 +209,9 @@ extension ViewportSession {
     /// last plan was a layout change.
     public static func snapshotLayouts(_ bytes: [UInt8]) throws(BinaryFormatError) -> (layout: String, previous: String?) {
         try read(bytes, toTheEnd: false) { (r: inout BinaryReader) throws(BinaryFormatError) in
-            try readHeader(&r)
+            let version = try readHeader(&r)
             let layout = try r.string(limit: 256)
-            _ = try Layout.readEditHistory(&r)
+            _ = try Layout.readEditHistory(&r, snapshotVersion: version)
             return (layout, try r.optionalString())
         }
     }
@@ -211,14 +220,14 @@ extension ViewportSession {
     /// ``snapshotLayouts(_:)`` (nil when it has none).
     public init(restoring bytes: [UInt8], layouts: (String) -> Layout?) throws(BinaryFormatError) {
         self = try Self.read(bytes, toTheEnd: true) { (r: inout BinaryReader) throws(BinaryFormatError) in
-            try Self.readHeader(&r)
+            let version = try Self.readHeader(&r)
             let digest = try r.string(limit: 256)
             guard let stored = layouts(digest) else { throw .invalid("the snapshot's layout \(digest) is not available") }
-            let layout = try stored.replaying(Layout.readEditHistory(&r))
+            let layout = try stored.restoring(Layout.readEditHistory(&r, snapshotVersion: version))
             var previous: Layout?
             if let id = try r.optionalString() {
                 guard let found = layouts(id) else { throw .invalid("the snapshot's previous layout \(id) is not available") }
-                previous = try found.replaying(Layout.readEditHistory(&r))
+                previous = try found.restoring(Layout.readEditHistory(&r, snapshotVersion: version))
             }
             return try ViewportSession(reading: &r, layout: layout, previous: previous)
         }
@@ -521,13 +530,15 @@ extension ViewportSession {
         }
     }
 
-    private static func readHeader(_ r: inout BinaryReader) throws(BinaryFormatError) {
+    /// Reads the magic and answers the version.
+    private static func readHeader(_ r: inout BinaryReader) throws(BinaryFormatError) -> UInt8 {
         let magic = try r.take(3)
         guard magic.elementsEqual(snapshotMagic) else { throw .unsupported("not a session snapshot") }
         let version = try r.byte()
-        guard version == snapshotVersion else {
-            throw .unsupported("session snapshot version \(version) (this build reads \(snapshotVersion))")
+        guard (oldestSnapshotVersion...snapshotVersion).contains(version) else {
+            throw .unsupported("session snapshot version \(version) (this build reads \(oldestSnapshotVersion) to \(snapshotVersion))")
         }
+        return version
     }
 
     private static func read<T>(
