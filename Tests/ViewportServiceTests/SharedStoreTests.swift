@@ -90,6 +90,48 @@ struct SharedStoreTests {
         }
     }
 
+    /// A session that edits its stacks without end (a chat inserting and removing 20 messages)
+    /// keeps a bounded snapshot in the store, and moves as quickly after 600 edits as after a
+    /// few: its history folds into a checkpoint of its version (`EditHistory`). Before, the
+    /// snapshot grew by ~1.3 KB a round (80 KB by the first check here, 400 KB by the last).
+    @Test func aSessionThatEditsWithoutEndKeepsABoundedSnapshot() throws {
+        try withCluster(2) { cluster in
+            let a = try cluster[0].connect(), b = try cluster[1].connect()
+            let messages = (0..<40).map { #"{"id":"m\#($0)","size":[375,\#(40 + $0 % 7 * 10)]}"# }.joined(separator: ",")
+            let layout = #"{"sections":[{"id":"chat","reuse":"msg","stack":{"items":[\#(messages)],"estimate":[375,60],"spacing":4}}]}"#
+            let (id, _) = try a.openSession(#"{"layout":\#(layout),"viewport":[375,600],"buffer":50}"#)
+            let before = try a.get("/v1/sessions/\(id)/layout").text
+            var seq = 0
+            var sizes: [Int] = []
+            for round in 1...300 {
+                let ids = (0..<20).map { #""r\#(round)n\#($0)""# }
+                let items = ids.map { #"{"id":\#($0),"size":[375,50]}"# }.joined(separator: ",")
+                seq += 1
+                let inserted = try a.send("PATCH", "/v1/sessions/\(id)/layout", json: #"{"insert":[{"at":"end","section":"chat","items":[\#(items)]}],"seq":\#(seq)}"#)
+                seq += 1
+                let removed = try a.send("PATCH", "/v1/sessions/\(id)/layout", json: #"{"remove":[\#(ids.joined(separator: ","))],"seq":\#(seq)}"#)
+                #expect(inserted.status == 200 && removed.status == 200, "round \(round): \(inserted.text) \(removed.text)")
+                guard inserted.status == 200 && removed.status == 200 else { return }
+                if round % 60 == 0 {
+                    // To the other instance (it restores the session from the store) and back.
+                    seq += 1
+                    #expect(try b.update(id, #"{"offset":[0,\#(round % 300)],"seq":\#(seq)}"#).status == 200)
+                    let keys = try cluster.redis.cli(["--scan", "--pattern", "*session:{\(id)}"]).split(separator: "\n").map(String.init)
+                    #expect(keys.count == 1, "\(keys)")
+                    let size = Int(try cluster.redis.cli(["HSTRLEN", keys.first ?? "", "snap"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+                    sizes.append(size)
+                    seq += 1
+                    #expect(try a.update(id, #"{"offset":[0,0],"seq":\#(seq)}"#).status == 200)
+                }
+            }
+            print("snapshots in the store every 120 edits: \(sizes) bytes")
+            #expect(sizes.count == 5 && sizes.allSatisfy { $0 > 0 && $0 < 12_000 }, "\(sizes)")
+            // Every inserted message was removed: the version is the posted layout again.
+            #expect(try b.get("/v1/sessions/\(id)/layout").text == before)
+            #expect(try b.state(id).int("edits") == 600)
+        }
+    }
+
     /// The owner hands a session over as soon as another instance asks for it: the asker does
     /// not sit out the owner's lease, nor the store timeout (which also bounds how long it waits
     /// for the owner's answer).
