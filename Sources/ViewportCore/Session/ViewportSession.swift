@@ -36,10 +36,14 @@ public struct ViewportSession: Sendable {
 
     /// The scrolling helpers' state and the selection. Kept out of line (176 bytes) and only
     /// for sessions that use them: a session's size is what `sessions.max` multiplies.
+    ///
+    /// Read with a plain getter (a copy), not a `_read` coroutine: Swift 6.3.1's optimizer freed
+    /// the `_read` coroutine's heap frame, which holds the yielded value, before
+    /// `helpers.exposureTracker.map { … }` had read it (AddressSanitizer: heap-use-after-free in
+    /// `transition`, on every PATCH or PUT of a session with `exposure`; without ASan a crash
+    /// in `swift_release` once the freed memory was reused, seen under concurrent load).
     var helpers: SessionHelpers {
-        _read {
-            if let box = helpersBox { yield box.value } else { yield SessionHelpers.off }
-        }
+        get { helpersBox?.value ?? .off }
         set { helpersBox = newValue.isOff ? nil : SessionHelpers.Box(newValue) }
         _modify {
             let box: SessionHelpers.Box

@@ -956,5 +956,16 @@ runFuzzer { bytes in
     checkLayout(session.layout, model, geometry, "at the end")
     requireFinite(session.lastPlan, session, step: 0)
     if let twin { require(twin.snapshot() == session.snapshot(), "at the end, the restored session's snapshot differs from the original's") }
+    if edits > 0 {
+        // The session as another instance would take it over now: its history may have folded
+        // into a checkpoint (the version's binary form), decoded under the stored layout's id.
+        let saved = session.snapshot()
+        guard let restored = try? ViewportSession(restoring: saved, layouts: { $0 == layout.digest ? layout : nil }) else {
+            fatalError("fuzz check failed: at the end, the session's snapshot cannot be restored")
+        }
+        require(restored.snapshot() == saved, "at the end, a restored session's snapshot differs from the one it was restored from")
+        require(restored.layout.digest == layout.digest && restored.layout.reuseNames == session.layout.reuseNames, "at the end, the restored layout's id or reuse classes differ")
+        checkLayout(restored.layout, model, geometry, "restored at the end")
+    }
     if edits > 0 && model.ids.count <= fullCheckLimit { requireRoundTrip(session.layout, model, geometry) }
 }
