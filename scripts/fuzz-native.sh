@@ -10,12 +10,18 @@
 #                                                FUZZ_TRACE=1 for the trace of FuzzSessionApply,
 #                                                FuzzStackEdits or FuzzNDJSONStream
 #   FUZZ_FLAGS='-jobs=2 -workers=2' scripts/fuzz-native.sh ...   extra libFuzzer flags
+#   scripts/fuzz-native.sh --no-asan ...         without AddressSanitizer (faster, finds less)
+#
+# Built with AddressSanitizer by default (`-sanitize=fuzzer,address`): a memory error in
+# optimized code is a failure even where it would not crash (session 16: a use-after-free that
+# Swift 6.3.1's optimizer made of a `_read` accessor, on every PATCH of a session with exposure,
+# which FuzzStackEdits reaches in seconds with ASan and never without).
 #
 # Targets: FuzzJSONReader, FuzzNDJSONStream, FuzzWebSocketFrames, FuzzLayoutDecoder,
 # FuzzSectionsDecoder, FuzzSessionApply, FuzzStackEdits (each one's main.swift says what it
 # checks). Each run starts from the seed corpus fuzz/corpus/<target>.hex (one input per line, in
 # hex; it includes every crash found so far, as a regression input), writes what it finds to a
-# scratch directory, and any crash, timeout (10 s) or out-of-memory (2 GiB) input to
+# scratch directory, and any crash, timeout (10 s) or out-of-memory (2 GiB, 4 GiB with ASan) input to
 # fuzz/artifacts/. Exits 1 when a target fails, 2 on a usage or build error. Prints executions
 # and coverage per target.
 set -euo pipefail
@@ -27,12 +33,14 @@ all_targets=(FuzzJSONReader FuzzNDJSONStream FuzzWebSocketFrames FuzzLayoutDecod
 seconds=10
 save=0
 replay=
+asan=1
 targets=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
         --save-corpus) save=1; shift ;;
         --replay) replay=${2:?--replay needs a file}; shift 2 ;;
+        --no-asan) asan=0; shift ;;
         -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         Fuzz*) targets+=("$1"); shift ;;
         *) echo "fuzz-native: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -47,7 +55,14 @@ done
 # A release build with coverage instrumentation of every module (the service's too) and testable
 # imports (the decoders and the handler are internal). One product at a time: building the whole
 # package would also link the service's own executables, which cannot take libFuzzer.
-build=(swift build -c release --package-path fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -enable-testing)
+# With ASan, its own scratch path: switching the flags would rebuild everything each time.
+if [[ $asan == 1 ]]; then
+    build=(swift build -c release --package-path fuzz --scratch-path fuzz/.build-asan -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing)
+    # Leaks are not what these targets look for (the Swift runtime keeps metadata for ever).
+    export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}"
+else
+    build=(swift build -c release --package-path fuzz -Xswiftc -sanitize=fuzzer -Xswiftc -enable-testing)
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 started=$SECONDS
@@ -64,7 +79,8 @@ echo "fuzz-native: built ${targets[*]} in $((SECONDS - started)) s"
 # Swift's own crash handler would take libFuzzer's signals: a failed check must reach libFuzzer,
 # which saves the input.
 export SWIFT_BACKTRACE=enable=no
-flags=(-timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
+# ASan's shadow memory and quarantine take more: a higher RSS limit with it.
+flags=(-timeout=10 -rss_limit_mb=$((asan == 1 ? 4096 : 2048)) -print_final_stats=1)
 # shellcheck disable=SC2206
 extra=(${FUZZ_FLAGS:-})
 dict() { case $1 in FuzzWebSocketFrames|FuzzSessionApply|FuzzStackEdits) ;; *) echo "-dict=$root/fuzz/dict/viewportd.dict" ;; esac; }
@@ -96,7 +112,7 @@ PY
     status=0
     "$bin/$t" "${flags[@]}" $(dict "$t") "${extra[@]}" -max_total_time="$seconds" \
         -artifact_prefix="$root/fuzz/artifacts/$t-" "$found" "$seeds" >"$log" 2>&1 || status=$?
-    grep -E 'INITED|DONE|stat::number_of_executed_units|stat::peak_rss_mb|fuzz check failed|Fatal error|ERROR: libFuzzer|Test unit written' "$log" || true
+    grep -E 'INITED|DONE|stat::number_of_executed_units|stat::peak_rss_mb|fuzz check failed|Fatal error|ERROR: libFuzzer|ERROR: AddressSanitizer|Test unit written' "$log" || true
     if [[ $status -ne 0 ]]; then
         failed+=("$t")
         echo "fuzz-native: $t FAILED (exit $status); the input is in fuzz/artifacts/ (replay: scripts/fuzz-native.sh --replay FILE $t); log tail:"

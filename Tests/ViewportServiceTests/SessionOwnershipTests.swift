@@ -51,8 +51,11 @@ struct SessionOwnershipTests {
         // A write of an older version confirmed later leaves the newer change dirty.
         o.writeSucceeded(ticket, lease: Self.lease)
         #expect(o.isDirty)
-        o.writeLost()
+        let cutOff = o.writeLost()
+        #expect(cutOff, "an owned copy refused by the store was cut off")
         #expect(o.phase == .lost && o.admit(now: 6) == .moved && !o.isDirty)
+        let again = o.writeLost()
+        #expect(!again, "a second refusal is no news")
         #expect(o.beginWrite(now: 7, highestHandle: 10, block: Self.block) == nil)
     }
 
@@ -76,6 +79,23 @@ struct SessionOwnershipTests {
         o.releaseSucceeded(again)
         #expect(o.phase == .released && o.admit(now: 4) == .moved && !o.isDirty)
         #expect(o.handoverRequested(now: 5, highestHandle: 30, block: Self.block) == .notHere)
+    }
+
+    /// The writer took a ticket, then the session was handed over before its write reached the
+    /// store: the store refuses that write, and the released copy was not cut off.
+    @Test func aWriteRefusedAfterAHandoverIsNoNews() {
+        var o = SessionOwnership.acquired(epoch: 4, version: 2, handleLimit: 1024, sentAt: 0, lease: Self.lease)
+        _ = o.changed(highestHandle: 5)
+        let behind = o.beginWrite(now: 1, highestHandle: 5, block: Self.block)
+        #expect(behind != nil)
+        guard case .release(let ticket) = o.handoverRequested(now: 2, highestHandle: 5, block: Self.block) else {
+            Issue.record("an owned session is handed over")
+            return
+        }
+        o.releaseSucceeded(ticket)
+        let news = o.writeLost()
+        #expect(!news, "the writer's refused write is no news")
+        #expect(o.phase == .released && o.admit(now: 3) == .moved)
     }
 
     @Test func renewalsAreDueEveryIntervalAndExtendTheLease() {

@@ -149,9 +149,19 @@ struct SessionOwnership: Sendable, Equatable {
     }
 
     /// The store answered that a newer owner has the session: this copy must not be used again.
-    mutating func writeLost() {
-        guard phase != .deleted else { return }
-        phase = .lost
+    /// Answers whether that is news, that is whether this copy still counted as the owner (it was
+    /// cut off). A write the writer had taken before this instance handed the session over reaches
+    /// the store after the release and is refused too: the copy is released already, and the
+    /// refusal is no news (the writer's writes and a handover race that way on every handover
+    /// right after a change; an audit's cluster logged "cut off" for each).
+    mutating func writeLost() -> Bool {
+        switch phase {
+        case .fresh, .owned, .handingOver:
+            phase = .lost
+            return true
+        case .released, .lost, .deleted:
+            return false
+        }
     }
 
     /// A write that got no answer (the store is unreachable or slow): it stays dirty and is tried

@@ -195,7 +195,9 @@ final class SharedSessionStore: SessionRepository {
 
     /// Another instance has the session now: this copy goes.
     private func lose(_ handle: SessionHandle, _ state: inout SessionHandle.State) {
-        state.ownership.writeLost()
+        // A write refused after this instance handed the session over (or another refusal of a
+        // copy already dropped) changes nothing.
+        guard state.ownership.writeLost() else { return }
         local.detach(handle, layoutID: state.session.layout.digest)
         logger.warning("session \(handle.id): another instance owns it now (this one was cut off for longer than its lease); dropped the local copy")
     }
