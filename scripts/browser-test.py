@@ -5,7 +5,7 @@ Starts a viewportd binary on a free loopback port, opens /demo in headless Chrom
 chromium + chromium-driver, driven by Selenium), and scrolls its 100,000-post feed, whose text
 posts are stack items measured as they render: jumps to random positions (scrollTop), flings
 made of real wheel events (Selenium wheel actions, which Chromium receives as input events),
-slow scrolls up into unmeasured posts, and keyboard End/Home. After each scroll settles (no
+scrolls by script a step every animation frame (at most a few messages queued at once), slow scrolls up into unmeasured posts, and keyboard End/Home. After each scroll settles (no
 message queued or in flight, the last plan's offset is the container's offset, twice 150 ms
 apart) it checks:
 
@@ -501,6 +501,9 @@ class Test:
     def js(self, script, *args):
         return self.driver.execute_script(script, *args)
 
+    def js_async(self, script, *args):
+        return self.driver.execute_async_script(script, *args)
+
     def settle(self, timeout=15):
         """Waits until no update is queued or in flight and the last plan is at the container's
         offset, twice 150 ms apart (the client sends an idle update 120 ms after the last scroll
@@ -673,6 +676,27 @@ def demo_scenario(test, server, rng, args, driver):
         dy = direction * rng.choice([120, 240, 400, 800])
         test.wheel(dy, ticks, pause=rng.choice([0, 0.008, 0.016]))
         test.check(f"fling {k + 1}: {ticks}x{dy:+d}")
+
+    # A scroll by script, one step a frame (Chromium fires scrollend after each: every frame is a
+    # gesture, drag-begin then idle). Queued behind the request in flight, those must collapse,
+    # not pile up two a frame and drain at one a frame (session 16: 624 queued after 600 frames,
+    # 12 s behind the container).
+    for k, step in enumerate((30, 400)):
+        queued = test.js_async("""const done = arguments[arguments.length - 1], step = arguments[0];
+            const s = document.getElementById('viewport'), c = window.viewportd.client; let n = 0, most = 0;
+            (function tick() {
+                s.scrollTop += (Math.floor(n / 150) % 2 ? -step : step);
+                most = Math.max(most, c._queue.length);
+                if (++n < 300) requestAnimationFrame(tick); else done([most, c._queue.length]);
+            })();""", step)
+        started = time.monotonic()
+        test.check(f"script scroll {k + 1}: 300 frames of {step} px")
+        settled_in = time.monotonic() - started
+        log(f"script scroll {k + 1}: at most {queued[0]} messages queued, {queued[1]} at the end; settled in {settled_in:.2f} s")
+        # Updates collapse; measurement edits between them stay (a few a frame at 400 px).
+        if queued[0] > 20 or settled_in > 5:
+            test.fail(f"script scroll {k + 1} ({step} px a frame): {queued[0]} messages queued at once, settled in {settled_in:.1f} s "
+                      "(merged updates keep it at a few, settled in well under a second)")
 
     # Slow scrolls up from a fresh position: the posts above enter the buffer at their estimate
     # and are measured before they reach the screen; nothing on screen may move.

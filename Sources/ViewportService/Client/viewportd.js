@@ -39,6 +39,8 @@
 const PHASES = new Set(["drag-begin", "dragging", "drag-end", "decelerating", "idle"]);
 /// Phases whose updates may be merged into a queued update of the same phase.
 const MERGEABLE = new Set(["dragging", "decelerating", "idle"]);
+/// Phases of a gesture under way, which a queued idle that ends it replaces.
+const GESTURE = new Set(["drag-begin", "dragging", "decelerating"]);
 const SOCKET_OPEN_TIMEOUT_MS = 3000;
 const SOCKET_RETRY_MS = 2000;
 const IDLE_AFTER_MS = 120;
@@ -308,20 +310,26 @@ export class ViewportClient {
 
     /// Resolves once nothing is queued or in flight.
     flush() {
-        if (this._queue.length === 0 && !this._inFlight) return Promise.resolve();
+        if ((this._queue.length === 0 || this._closed) && !this._inFlight) return Promise.resolve();
         return new Promise((resolve) => this._idleWaiters.push(resolve));
     }
 
     _enqueue(message) {
         if (this._closed) return;
         const last = this._queue[this._queue.length - 1];
-        if (last && message.kind === "update" && last.kind === "update" && !last.follow && !message.follow
-            && last.body.phase === message.body.phase && MERGEABLE.has(message.body.phase)) {
-            const size = message.body.size ?? last.body.size;
-            const select = "select" in message.body ? message.body.select : last.body.select;
-            last.body = message.body;
-            if (size) last.body.size = size;
-            if (select !== undefined) last.body.select = select;
+        if (last && ViewportClient._mergeable(last, message)) {
+            ViewportClient._merge(last, message);
+            // The merged update may now merge with the one before it (an idle after an idle:
+            // a scroll by script ends a "gesture" every frame, drag-begin then idle, and those
+            // collapse into one idle while a request is in flight instead of queueing two
+            // messages a frame that drain at one a frame).
+            while (this._queue.length >= 2) {
+                const before = this._queue[this._queue.length - 2];
+                const after = this._queue[this._queue.length - 1];
+                if (!ViewportClient._mergeable(before, after)) break;
+                ViewportClient._merge(before, after);
+                this._queue.pop();
+            }
         } else if (last && message.kind === "patch" && last.kind === "patch" && !message.body.insert && !message.body.remove
             && !last.body.insert && !last.body.remove && (message.body.anchor ?? "visible") === (last.body.anchor ?? "visible")) {
             const sizes = new Map((last.body.resize ?? []).map((r) => [r.id, r]));
@@ -333,6 +341,24 @@ export class ViewportClient {
         this._schedule();
     }
 
+    /// Whether queued update `a` can take the place of `b`, queued after it: the same phase
+    /// (dragging, decelerating, idle), or `b` is the idle that ends the gesture `a` is part of
+    /// (a gesture that began and ended while waiting is sent as where it ended).
+    static _mergeable(a, b) {
+        if (a.kind !== "update" || b.kind !== "update" || a.follow || b.follow) return false;
+        if (a.body.phase === b.body.phase) return MERGEABLE.has(b.body.phase);
+        return b.body.phase === "idle" && GESTURE.has(a.body.phase);
+    }
+
+    /// `into` becomes `from` (offset, phase, velocity), keeping a `size` or `select` either had.
+    static _merge(into, from) {
+        const size = from.body.size ?? into.body.size;
+        const select = "select" in from.body ? from.body.select : into.body.select;
+        into.body = from.body;
+        if (size) into.body.size = size;
+        if (select !== undefined) into.body.select = select;
+    }
+
     _schedule() {
         if (this._pumpScheduled || this._inFlight || this._queue.length === 0 || this._closed) return;
         this._pumpScheduled = true;
@@ -340,7 +366,8 @@ export class ViewportClient {
     }
 
     async _pump() {
-        if (this._inFlight || this._queue.length === 0 || this._closed) return;
+        if (this._closed) { this._drop(); return; }
+        if (this._inFlight || this._queue.length === 0) return;
         const message = this._queue.shift();
         this._inFlight = message;
         try {
@@ -350,11 +377,20 @@ export class ViewportClient {
         } finally {
             this._inFlight = null;
         }
-        if (this._queue.length > 0) {
+        if (this._closed) {
+            this._drop();
+        } else if (this._queue.length > 0) {
             this._schedule();
         } else if (!this._reconcile()) {
             for (const resolve of this._idleWaiters.splice(0)) resolve();
         }
+    }
+
+    /// A closed client (close(), or its session is gone: 404) sends nothing more: what is queued
+    /// is dropped and flush() resolves.
+    _drop() {
+        this._queue.length = 0;
+        if (!this._inFlight) for (const resolve of this._idleWaiters.splice(0)) resolve();
     }
 
     /// Once nothing is queued or in flight and the user is not scrolling: when the scroll
@@ -1101,6 +1137,7 @@ export class ViewportClient {
     /// adopt them).
     async close({ end = false } = {}) {
         this._closed = true;
+        this._drop();
         this._unbindScroller?.();
         this._observer?.disconnect();
         if (this._socket) { try { this._socket.close(1000); } catch { /* closed */ } this._socket = null; }
