@@ -392,6 +392,39 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         }
     }
 
+    /// A pooled view whose last item an edit removed cannot be reported by that id in a resync
+    /// (422: not an item of the layout, with how to report it); with `"id": null` it is adopted,
+    /// and the next plan reuses it like any pooled view.
+    @Test func aResyncReportsAPooledViewWhoseItemWasRemovedWithANullID() throws {
+        // m0–m2 are cards ("a"), the others messages: scrolled away, the cards' views stay pooled.
+        let messages = (0..<30).map { #"{"id":"m\#($0)","size":[375,100]\#($0 < 3 ? #","reuse":"a""# : "")}"# }.joined(separator: ",")
+        let layout = #"{"sections":[{"id":"chat","reuse":"msg","stack":{"items":[\#(messages)]}}]}"#
+        try withService { service in
+            let client = try service.connect()
+            let (id, _) = try client.openSession(#"{"layout":\#(layout),"viewport":[375,300],"buffer":0}"#)
+            let moved = try client.update(id, #"{"offset":[0,1000],"seq":1}"#)
+            #expect(moved.status == 200, "\(moved.text)")
+            let pooled = (moved.json["recycle"] as? [[String: Any]] ?? []).compactMap { $0["view"] as? Int }
+            #expect(pooled.count == 3, "\(moved.text)")
+            #expect(try patch(client, id, #"{"remove":["m0","m1"],"seq":2}"#).status == 200)
+            let shown = try client.state(id)
+            let visible = (shown["visible"] as? [[String: Any]] ?? []).map { #"{"id":"\#($0["id"] as? String ?? "")","view":\#($0["view"] as? Int ?? 0)}"# }.joined(separator: ",")
+            func body(_ pool: String) -> String { #"{"seq":2,"offset":[0,1000],"visible":[\#(visible)],"pool":{"a":[\#(pool)]}}"# }
+            let named = try client.post("/v1/sessions/\(id)/resync", body(#"{"view":\#(pooled[0]),"id":"m0"},{"view":\#(pooled[1]),"id":"m1"},{"view":\#(pooled[2]),"id":"m2"}"#))
+            #expect(named.status == 422 && named.text.contains("pool.a[0].id") && named.text.contains("null"), "\(named.text)")
+            let adopted = try client.post("/v1/sessions/\(id)/resync", body(#"{"view":\#(pooled[0]),"id":null},{"view":\#(pooled[1])},{"view":\#(pooled[2]),"id":"m2"}"#))
+            #expect(adopted.status == 200, "\(adopted.text)")
+            #expect((adopted.json["pool"] as? [String: [Int]])?["a"] == pooled, "\(adopted.text)")
+            // Back to the top: m2 takes its own view back (its id was given), not the newest.
+            let back = try client.update(id, #"{"offset":[0,0],"seq":3}"#)
+            #expect(back.status == 200, "\(back.text)")
+            let reused = back.json["reuse"] as? [[String: Any]] ?? []
+            #expect(reused.first { $0["id"] as? String == "m2" }?["view"] as? Int == pooled[2], "\(back.text)")
+            #expect(reused.first { $0["id"] as? String == "m2" }?["rebind"] as? Bool == false, "\(back.text)")
+            #expect((try client.state(id)["pool"] as? [String: [Int]])?["a"] == Array(pooled[0..<2]))
+        }
+    }
+
     @Test func layoutsWithTheSameRectsButOtherStacksAreOtherLayouts() throws {
         // The same one item at [0,0,100,10] in five layouts: the edits each allows differ (the
         // section to name, the estimate and lanes of what is inserted, whether anything can be

@@ -1,12 +1,13 @@
 /// What a client says it has after its session lost updates (a crashed instance): the views it
 /// really holds, which the session adopts (docs/api.md "Many instances, one store").
 public struct ResyncState: Hashable, Sendable {
-    /// A pooled view and the item it last showed.
+    /// A pooled view and the item it last showed (nil when the client does not name one: that
+    /// item is gone, for example removed by an edit).
     public struct PooledView: Hashable, Sendable {
         public var view: Int
-        public var item: Int
+        public var item: Int?
 
-        public init(view: Int, item: Int) {
+        public init(view: Int, item: Int?) {
             self.view = view
             self.item = item
         }

@@ -237,10 +237,11 @@ struct ReusePools: Sendable {
         if byClass.count <= c { byClass.append(contentsOf: repeatElement(ReusePool(), count: c - byClass.count + 1)) }
         for pooled in views {
             byClass[c].push(ReusePool.Entry(view: pooled.view, lastItem: pooled.item, pooledAt: seq))
-            if indexed { sameItem[PooledItemKey(item: pooled.item, reuseClass: c).packed] = pooled.view }
+            if indexed, let item = pooled.item { sameItem[PooledItemKey(item: item, reuseClass: c).packed] = pooled.view }
             count += 1
         }
-        if !indexed && (count > Self.scanLimit || Set(views.map(\.item)).count < views.count) { buildIndex() }
+        let items = views.compactMap(\.item)
+        if !indexed && (count > Self.scanLimit || Set(items).count < items.count) { buildIndex() }
     }
 
     /// Renumbers the pools to `remap.new`: pools carry over by reuse identifier (`remap`'s classes,

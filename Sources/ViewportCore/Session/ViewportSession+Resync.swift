@@ -47,12 +47,15 @@ extension ViewportSession {
             guard !classes.contains(c) else { throw .invalid(field: "pool.\(reuse)", reason: "is listed twice") }
             classes.append(c)
             for (k, pooled) in views.enumerated() {
-                guard layout.rects.indices.contains(pooled.item) else { throw .invalid(field: "pool.\(reuse)[\(k)].id", reason: "not in the layout") }
-                guard layout.reuseClass(of: pooled.item) == c else {
-                    let actual = layout.reuseName(of: pooled.item).map { "\"\($0)\"" } ?? "none"
-                    throw .invalid(
-                        field: "pool.\(reuse)[\(k)].id",
-                        reason: "item \"\(layout.id(at: pooled.item))\" has the reuse identifier \(actual), not \"\(reuse)\"")
+                // A view whose last item is not named (gone from the layout) belongs to the pool as it is.
+                if let item = pooled.item {
+                    guard layout.rects.indices.contains(item) else { throw .invalid(field: "pool.\(reuse)[\(k)].id", reason: "not in the layout") }
+                    guard layout.reuseClass(of: item) == c else {
+                        let actual = layout.reuseName(of: item).map { "\"\($0)\"" } ?? "none"
+                        throw .invalid(
+                            field: "pool.\(reuse)[\(k)].id",
+                            reason: "item \"\(layout.id(at: item))\" has the reuse identifier \(actual), not \"\(reuse)\"")
+                    }
                 }
                 try claim(pooled.view, field: "pool.\(reuse)[\(k)].view")
             }

@@ -468,6 +468,14 @@ export class ViewportClient {
 
     /// Remembers an applied edit, for a resync that finds the session lost it.
     _logPatch(seq, body) {
+        // Pooled views whose last item this edit removed: a resync reports them with "id": null
+        // (the session's layout has no such item any more).
+        if (body.remove?.length) {
+            const removed = new Set(body.remove);
+            for (const handles of this._pools.values()) {
+                for (const h of handles) { const v = this._views.get(h); if (v && removed.has(v.id)) v.gone = true; }
+            }
+        }
         this._patchLog.push({ seq, body });
         if (this._patchLog.length > PATCH_LOG) this._patchLogFloor = this._patchLog.shift().seq;
     }
@@ -669,7 +677,7 @@ export class ViewportClient {
         for (const [handle, v] of this._views) if (v.shown) visible.push({ id: v.id, view: handle });
         const pool = {};
         for (const [reuse, handles] of this._pools) {
-            if (handles.length > 0) pool[reuse] = handles.map((h) => ({ view: h, id: this._views.get(h).id }));
+            if (handles.length > 0) pool[reuse] = handles.map((h) => { const v = this._views.get(h); return { view: h, id: v.gone ? null : v.id }; });
         }
         return this._resyncWith(seq, visible, pool);
     }
@@ -777,6 +785,7 @@ export class ViewportClient {
             if (pool) { const k = pool.indexOf(e.view); if (k >= 0) pool.splice(k, 1); }
             if (v.shown && v.id !== e.id) this._shownByItem.delete(v.id);
             v.id = e.id;
+            v.gone = false;
             v.rect = e.rect;
             v.shown = true;
             v.pinned = false;

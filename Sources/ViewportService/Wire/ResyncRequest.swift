@@ -4,10 +4,12 @@ import ViewportCore
 /// lost updates. Ids are resolved under the session's lock (`resolve(in:)`), like an update's.
 ///
 /// `{"seq": n, "offset": [x, y], "viewport"?: [w, h], "visible": [{"id", "view"}],
-///   "pool"?: {"<reuse>": [{"view", "id"}]}}` (each pool oldest first).
+///   "pool"?: {"<reuse>": [{"view", "id"?}]}}` (each pool oldest first; a pooled view's `id` null
+/// or absent when its last item is gone).
 struct ResyncRequest: Sendable {
     struct Entry: Sendable {
-        var id: String
+        /// Nil only in a pool: the view's last item is gone (removed by an edit), or not known.
+        var id: String?
         var view: Int
     }
 
@@ -30,10 +32,10 @@ struct ResyncRequest: Sendable {
                 case "seq": seq = UInt64(try r.readCount())
                 case "offset": offset = try r.readPoint()
                 case "viewport": viewport = try r.readSize()
-                case "visible": visible = try readEntries(&r, context: "visible entry")
+                case "visible": visible = try readEntries(&r, context: "visible entry", idMayBeNull: false)
                 case "pool":
                     guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an object of pools by reuse identifier") }
-                    try r.readObject { r, reuse in pool.append((reuse.string, try readEntries(&r, context: "pooled view"))) }
+                    try r.readObject { r, reuse in pool.append((reuse.string, try readEntries(&r, context: "pooled view", idMayBeNull: true))) }
                 default: throw r.unknownField(key, in: "resync")
                 }
             }
@@ -45,7 +47,8 @@ struct ResyncRequest: Sendable {
         }
     }
 
-    private static func readEntries(_ r: inout JSONReader, context: String) throws -> [Entry] {
+    /// `idMayBeNull`: a pooled view's `id` may be null or absent (its last item is gone).
+    private static func readEntries(_ r: inout JSONReader, context: String, idMayBeNull: Bool) throws -> [Entry] {
         var entries: [Entry] = []
         try r.readArray { r, _ in
             var id: String?
@@ -53,12 +56,13 @@ struct ResyncRequest: Sendable {
             guard r.peekKind() == .object else { throw r.typeMismatch(expected: "an object {\"id\", \"view\"}") }
             try r.readObject { r, key in
                 switch key {
-                case "id": id = try r.readString()
+                case "id":
+                    if !(idMayBeNull && r.readNullIfPresent()) { id = try r.readString() }
                 case "view": view = try r.readInt()
                 default: throw r.unknownField(key, in: context)
                 }
             }
-            guard let id else { throw JSONReader.missingField("id") }
+            guard id != nil || idMayBeNull else { throw JSONReader.missingField("id") }
             guard let view else { throw JSONReader.missingField("view") }
             entries.append(Entry(id: id, view: view))
         }
@@ -69,8 +73,8 @@ struct ResyncRequest: Sendable {
     func resolve(in layout: Layout) throws(Problem) -> ResyncState {
         var visibleEntries: [PlanEntry] = []
         for (k, entry) in visible.enumerated() {
-            guard let item = layout.item(withID: entry.id) else {
-                throw .invalid("visible[\(k)].id: \(JSONError.quoted(entry.id)) is not an item of the session's layout")
+            guard let id = entry.id, let item = layout.item(withID: id) else {
+                throw .invalid("visible[\(k)].id: \(JSONError.quoted(entry.id ?? "")) is not an item of the session's layout")
             }
             visibleEntries.append(PlanEntry(item: item, view: entry.view))
         }
@@ -78,8 +82,13 @@ struct ResyncRequest: Sendable {
         for (reuse, views) in pool {
             var pooled: [ResyncState.PooledView] = []
             for (k, entry) in views.enumerated() {
-                guard let item = layout.item(withID: entry.id) else {
-                    throw .invalid("pool.\(reuse)[\(k)].id: \(JSONError.quoted(entry.id)) is not an item of the session's layout")
+                guard let id = entry.id else {
+                    pooled.append(ResyncState.PooledView(view: entry.view, item: nil))
+                    continue
+                }
+                guard let item = layout.item(withID: id) else {
+                    throw .invalid(
+                        "pool.\(reuse)[\(k)].id: \(JSONError.quoted(id)) is not an item of the session's layout (a view whose last item is gone, removed by an edit, goes with \"id\": null)")
                 }
                 pooled.append(ResyncState.PooledView(view: entry.view, item: item))
             }

@@ -4185,6 +4185,50 @@ extension Components {
                 ])
             }
         }
+        /// A pooled view and the item it last showed.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ResyncPooledView`.
+        public struct ResyncPooledView: Codable, Hashable, Sendable {
+            /// The item the view last showed, so that it goes back to its own item first (it must have the pool's reuse identifier). `null` or absent when that item is gone: an edit removed it (the layout has no such item: an id that is not an item is a 422).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncPooledView/id`.
+            public var id: Swift.String?
+            /// The view's handle (positive; distinct across `visible` and `pool`). Any 64-bit integer is read; one that is not positive is answered 422 naming the entry.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ResyncPooledView/view`.
+            public var view: Swift.Int
+            /// Creates a new `ResyncPooledView`.
+            ///
+            /// - Parameters:
+            ///   - id: The item the view last showed, so that it goes back to its own item first (it must have the pool's reuse identifier). `null` or absent when that item is gone: an edit removed it (the layout has no such item: an id that is not an item is a 422).
+            ///   - view: The view's handle (positive; distinct across `visible` and `pool`). Any 64-bit integer is read; one that is not positive is answered 422 naming the entry.
+            public init(
+                id: Swift.String? = nil,
+                view: Swift.Int
+            ) {
+                self.id = id
+                self.view = view
+            }
+            public enum CodingKeys: String, CodingKey {
+                case id
+                case view
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.id = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.view = try container.decode(
+                    Swift.Int.self,
+                    forKey: .view
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "id",
+                    "view"
+                ])
+            }
+        }
         /// The views a client really has, after a 409 with `"resync": true`. The session adopts them and `seq`; its next update (at `seq + 1`) is planned from them. Handles it assigns afterwards are above every handle it assigned or was told about.
         ///
         /// - Remark: Generated from `#/components/schemas/ResyncRequest`.
@@ -4203,17 +4247,17 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ResyncRequest/visible`.
             public var visible: [Components.Schemas.ResyncEntry]
-            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier), `null` or absent when an edit removed that item.
             ///
             /// - Remark: Generated from `#/components/schemas/ResyncRequest/pool`.
             public struct PoolPayload: Codable, Hashable, Sendable {
                 /// A container of undocumented properties.
-                public var additionalProperties: [String: [Components.Schemas.ResyncEntry]]
+                public var additionalProperties: [String: [Components.Schemas.ResyncPooledView]]
                 /// Creates a new `PoolPayload`.
                 ///
                 /// - Parameters:
                 ///   - additionalProperties: A container of undocumented properties.
-                public init(additionalProperties: [String: [Components.Schemas.ResyncEntry]] = .init()) {
+                public init(additionalProperties: [String: [Components.Schemas.ResyncPooledView]] = .init()) {
                     self.additionalProperties = additionalProperties
                 }
                 public init(from decoder: any Swift.Decoder) throws {
@@ -4223,7 +4267,7 @@ extension Components {
                     try encoder.encodeAdditionalProperties(additionalProperties)
                 }
             }
-            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            /// Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier), `null` or absent when an edit removed that item.
             ///
             /// - Remark: Generated from `#/components/schemas/ResyncRequest/pool`.
             public var pool: Components.Schemas.ResyncRequest.PoolPayload?
@@ -4234,7 +4278,7 @@ extension Components {
             ///   - offset:
             ///   - viewport: The viewport size, when it changed.
             ///   - visible: The items the client shows, with their views.
-            ///   - pool: Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier).
+            ///   - pool: Pooled views by reuse identifier, each pool oldest first; a pooled view's `id` is the item it last showed (it must have that reuse identifier), `null` or absent when an edit removed that item.
             public init(
                 seq: Swift.Int,
                 offset: Components.Schemas.Point,
