@@ -111,6 +111,29 @@ import ViewportTestSupport
         }
     }
 
+    /// A problem quotes what the client sent, but not megabytes of it: an unknown 1 MB id in
+    /// `select` or in a PATCH's `remove` answers its 422 with a detail of about a kilobyte that
+    /// names the field and says how long it was.
+    @Test func aHugeUnknownIDIsNotEchoedWhole() throws {
+        let huge = String(repeating: "a", count: 1_000_000)
+        try withService { service in
+            let client = try service.connect()
+            let (id, _) = try client.openSession(#"{"layout":\#(layoutJSON(listItems(20))),"viewport":[375,300]}"#)
+            let select = try client.update(id, #"{"offset":[0,10],"select":"\#(huge)"}"#)
+            let detail = select.json["detail"] as? String ?? ""
+            #expect(select.status == 422 && detail.hasPrefix("select: ") && detail.utf8.count < 3_000, "\(select.status) \(detail.prefix(200))")
+            #expect(detail.hasSuffix("bytes of detail, cut)"), "\(detail.suffix(80))")
+            let chat = #"{"sections":[{"id":"chat","stack":{"items":[{"id":"m1","size":[375,50]}]}}]}"#
+            let (stack, _) = try client.openSession(#"{"layout":\#(chat),"viewport":[375,300]}"#)
+            let remove = try client.send("PATCH", "/v1/sessions/\(stack)/layout", json: #"{"remove":["\#(huge)"]}"#)
+            let removeDetail = remove.json["detail"] as? String ?? ""
+            #expect(remove.status == 422 && removeDetail.hasPrefix("remove[0]: ") && removeDetail.utf8.count < 3_000, "\(remove.status) \(removeDetail.prefix(200))")
+            // A short detail is whole.
+            let short = try client.update(id, #"{"offset":[0,10],"select":"nope"}"#)
+            #expect((short.json["detail"] as? String)?.contains("\"nope\"") == true, "\(short.text)")
+        }
+    }
+
     @Test func aSlowlyTrickledBodyIsStillAnswered() throws {
         try withService { service in
             let client = try service.connect()

@@ -27,7 +27,20 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         self.status = status
         self.type = type
         self.title = title ?? Problem.reasonPhrase(status)
-        self.detail = detail
+        self.detail = Problem.bounded(detail)
+    }
+
+    /// Longest `detail` kept whole, in bytes of UTF-8. A detail quotes what the client sent
+    /// (an unknown id in `select` or `remove`, say), which can be megabytes: past this, its first
+    /// 1,024 characters and its length (a 5 MB id had been echoed whole, in the problem and in
+    /// `replay`'s message).
+    static let detailLimit = 2048
+
+    static func bounded(_ detail: String) -> String {
+        let bytes = detail.utf8.count
+        guard bytes > detailLimit else { return detail }
+        let kept = String(String.UnicodeScalarView(detail.unicodeScalars.prefix(1024)))
+        return kept + "… (\(bytes) bytes of detail, cut)"
     }
 
     public var description: String { "\(status) \(title): \(detail)" }
