@@ -26,8 +26,9 @@ lay above the viewport, every post on screen keeps its position (within 1 px).
 
 It saves a screenshot (default docs/demo.png) and exits 1 on any failure.
 
---cluster runs the recovery test instead: scripts/cluster.sh starts redis-server, three viewportd
-instances sharing it and nginx on loopback; the page is opened through nginx, scrolls, and the
+--scenario cluster runs the recovery test (--scenario all, the default, runs both): it starts a
+redis-server, two viewportd instances sharing it and an nginx of its own on loopback (not
+scripts/cluster.sh); the page is opened through nginx, scrolls, and the
 instance that owns its session is killed (kill -9) while the page scrolls on. The page must see
 503s until the dead instance's lease runs out, then a 409 with "resync": true, send again the
 edits the session lost, post /resync with its views and continue: the DOM matches the session
@@ -36,9 +37,10 @@ resync are above every earlier one). When the kill finds nothing unwritten (the 
 just flushed), the instance is started again and the kill repeated (at most 3 times).
 
 Usage: scripts/browser-test.py [--binary PATH | --base URL] [--seed N] [--jumps N] [--flings N]
-                               [--screenshot PATH] [--keep-going] [--cluster]
+                               [--screenshot PATH] [--window W,H] [--keep-going]
+                               [--scenario all|demo|cluster]
 Needs: chromium, chromium-driver (apt), selenium (pip); scripts/install-deps.sh --browser;
---cluster also redis-server and nginx (scripts/install-deps.sh --load).
+the cluster scenario also redis-server and nginx (scripts/install-deps.sh --load).
 """
 import argparse
 import json

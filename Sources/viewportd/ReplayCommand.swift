@@ -26,16 +26,18 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A layout object, as posted to /v1/layouts (items or sections).", valueName: "file"))
     var layout: String
 
-    @Option(name: .long, help: ArgumentHelp("The trace: NDJSON viewport updates and {\"patch\": …} edits.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("The trace: NDJSON viewport updates and {\"patch\": …} edits (- reads standard input).", valueName: "file"))
     var trace: String
 
-    @Option(name: .customLong("pool-max"), help: ArgumentHelp("pool.max of the reported run (default uncapped).", valueName: "n"))
+    // `.unconditional`: a value that starts with a dash (`--buffer -5`) is the value, refused by
+    // its own check, not a missing one.
+    @Option(name: .customLong("pool-max"), parsing: .unconditional, help: ArgumentHelp("pool.max of the reported run (default uncapped).", valueName: "n"))
     var poolMax: Int?
 
-    @Option(name: .long, help: ArgumentHelp("The session's viewport size.", valueName: "w,h"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The session's viewport size.", valueName: "w,h"))
     var viewport: String = "375,667"
 
-    @Option(name: .long, help: ArgumentHelp("Points materialized beyond the viewport on every side.", valueName: "points"))
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("Points materialized beyond the viewport on every side.", valueName: "points"))
     var buffer: Double = 20
 
     @Flag(name: .long, help: "Print the report as one JSON object.")
@@ -79,12 +81,27 @@ struct ReplayCommand: ParsableCommand {
         print(json ? report.json : report.text, terminator: json ? "\n" : "")
     }
 
+    /// The file's bytes (`-`: standard input), or exit 1 saying why not.
     static func read(_ path: String, what: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            FileHandle.standardError.write(Data("viewportd replay: cannot read the \(what) file \(path)\n".utf8))
-            throw ExitCode(1)
+        if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+        var isDirectory: ObjCBool = false
+        let reason: String
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            reason = "it is a directory"
+        } else if let data = FileManager.default.contents(atPath: path) {
+            return Array(data)
+        } else {
+            // FileManager says nil, not why: open(2) does.
+            let fd = open(path, O_RDONLY)
+            if fd >= 0 {
+                close(fd)
+                reason = "it could not be read"
+            } else {
+                reason = String(cString: strerror(errno))
+            }
         }
-        return Array(data)
+        FileHandle.standardError.write(Data("viewportd replay: cannot read the \(what) file \(path): \(reason)\n".utf8))
+        throw ExitCode(1)
     }
 }
 

@@ -387,3 +387,46 @@ import ViewportCore
         }
     }
 }
+
+/// `viewportd replay` as a command (the built binary): what it says for arguments and files it
+/// cannot use.
+@Suite struct ReplayCommandTests {
+    /// Runs the binary with `arguments` and `input` on standard input: exit status, stdout, stderr.
+    static func run(_ arguments: [String], input: String = "") throws -> (status: Int32, out: String, err: String) {
+        guard let binary = ViewportdProcess.binary else { throw ChildProcessError("no viewportd binary: run `swift build --product viewportd`") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["replay"] + arguments
+        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func negativeValuesAreRefusedByTheirOwnCheckAndFilesSayWhyTheyCannotBeRead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replay-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let layout = directory.appendingPathComponent("layout.json").path
+        try Data(ReplayTests.layout.utf8).write(to: URL(fileURLWithPath: layout))
+
+        let buffer = try Self.run(["--layout", layout, "--trace", "-", "--buffer", "-5"])
+        #expect(buffer.status == 64 && buffer.err.contains("--buffer must be finite and not negative"), "\(buffer.err)")
+        let viewport = try Self.run(["--layout", layout, "--trace", "-", "--viewport", "-5,100"])
+        #expect(viewport.status == 64 && viewport.err.contains("--viewport must be W,H"), "\(viewport.err)")
+        let missing = try Self.run(["--layout", layout, "--trace", directory.appendingPathComponent("none.ndjson").path])
+        #expect(missing.status == 1 && missing.err.contains("none.ndjson: No such file or directory"), "\(missing.err)")
+        let folder = try Self.run(["--layout", layout, "--trace", directory.path])
+        #expect(folder.status == 1 && folder.err.contains("it is a directory"), "\(folder.err)")
+        // `-`: the trace from standard input, counted as from a file.
+        let piped = try Self.run(["--layout", layout, "--trace", "-", "--viewport", "100,100", "--buffer", "0", "--json"], input: ReplayTests.trace)
+        #expect(piped.status == 0 && piped.out.contains("\"updates\":8"), "\(piped.status) \(piped.out) \(piped.err)")
+    }
+}
