@@ -13,9 +13,9 @@ extension Layout {
         var edits: [StackEdit] = []
     }
 
-    /// Writes the history that made this version (an empty one for a stored layout).
+    /// Writes the history that made this version (an empty one for a stored layout). Version 3
+    /// has no checkpoints: write it only when ``hasEditCheckpoint`` is false.
     /// - Complexity: O(b) for b bytes of the history (a checkpoint is copied).
-    /// Version 3 has no checkpoints: write it only when ``hasEditCheckpoint`` is false.
     func writeEditHistory(_ w: inout BinaryWriter, snapshotVersion: UInt8) {
         let (checkpoint, edits) = editHistory?.sinceCheckpoint ?? (nil, [])
         precondition(snapshotVersion >= 4 || checkpoint == nil, "a checkpoint in a version 3 snapshot")
