@@ -76,12 +76,10 @@ extension ViewportSession {
         return (entered, left)
     }
 
-    /// With `exposure`: its rule; nil without `exposure`.
-    public var exposureRule: ExposureRule? { helpers.exposureTracker?.rule }
 
     /// With `exposure`: the items on screen now, in layout order (empty without `exposure`).
     public var onScreen: [Int] {
-        guard let rule = helpers.exposureTracker?.rule else { return [] }
+        guard let rule = exposureRule else { return [] }
         return itemsOnScreen(Region(offset: offset, viewport: viewport, buffer: 0), rule: rule)
     }
 }

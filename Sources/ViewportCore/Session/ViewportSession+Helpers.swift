@@ -24,17 +24,17 @@ extension ViewportSession {
         // Keep what the plan already carries (moves, pins); the helpers fill in their own parts.
         var extras = plan.extras ?? PlanExtras()
         extras.selected = selected
-        if helpers.exposureTracker != nil, let (enter, _) = helpers.exposureTracker?.record(entered: enteredScreen, left: leftScreenStaying, time: nil) {
+        if hasExposureTracker, let (enter, _) = helpers.exposureTracker?.record(entered: enteredScreen, left: leftScreenStaying, time: nil) {
             extras.enter = enter
             extras.leave = leftScreen
         }
-        if helpers.prefetcher != nil { extras.cancelPrefetch = cancelledPredictions }
-        if helpers.lazyLoader != nil {
+        if hasPrefetcher { extras.cancelPrefetch = cancelledPredictions }
+        if hasLazyLoader {
             helpers.lazyLoader?.itemsLeft(leaving)
             helpers.lazyLoader?.itemsEntered(entering)
             extras.load = helpers.lazyLoader?.loadPending() ?? []
         }
-        if !helpers.links.isEmpty { extras.linked = linkedOffsets() }
+        if hasLinks { extras.linked = linkedOffsets() }
         plan.updateExtras { $0 = extras }
     }
 
@@ -56,7 +56,7 @@ extension ViewportSession {
             scroll.dragBegin = nil
         }
 
-        if let rule = helpers.exposureTracker?.rule {
+        if let rule = exposureRule {
             let screen = Region(offset: offset, viewport: viewport, buffer: 0)
             var entered: [Int]
             var left: [Int] = []
@@ -73,7 +73,7 @@ extension ViewportSession {
             }
         }
 
-        if let prefetcher = helpers.prefetcher {
+        if let prefetcher {
             var predicted: [Int]?
             if var v = velocity {
                 if let loop {
@@ -91,7 +91,7 @@ extension ViewportSession {
             }
         }
 
-        if helpers.lazyLoader != nil {
+        if hasLazyLoader {
             helpers.lazyLoader?.itemsLeft(leaving)
             helpers.lazyLoader?.itemsEntered(entering)
             switch phase {
@@ -110,7 +110,7 @@ extension ViewportSession {
             }
         }
 
-        if !helpers.links.isEmpty { extras.linked = linkedOffsets() }
+        if hasLinks { extras.linked = linkedOffsets() }
 
         if let loop {
             extras.placements = place(leaving: leaving, entering: entering, in: loop)

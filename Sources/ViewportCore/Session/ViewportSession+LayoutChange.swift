@@ -87,14 +87,14 @@ extension ViewportSession {
             }
         }
 
-        let screenBefore = helpers.exposureTracker.map {
-            Self.itemsOnScreen(of: old, Region(offset: offset, viewport: viewport, buffer: 0), rule: $0.rule)
+        let screenBefore = exposureRule.map {
+            Self.itemsOnScreen(of: old, Region(offset: offset, viewport: viewport, buffer: 0), rule: $0)
         } ?? []
         // A layout change has no velocity: every outstanding prediction ends. Those that did not
         // enter are cancelled, including items the new layout removed, so they are named (like
         // `leave`) by previous-layout positions.
         let isMaterialized = Set(materialized)
-        let cancelledPredictions = helpers.prefetcher.map { prefetcher in
+        let cancelledPredictions = prefetcher.map { prefetcher in
             prefetcher.predicted.filter { remap.position($0).map { !isMaterialized.contains($0) } ?? true }.sorted()
         } ?? []
         remapItems(&remap)
@@ -122,7 +122,7 @@ extension ViewportSession {
         scroll.pinned = newPin
         if helpersAreOn || selected != nil {
             // Items that stay on screen keep their exposure; the rest enter or leave it.
-            let screenAfter = helpers.exposureTracker.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0.rule) } ?? []
+            let screenAfter = exposureRule.map { itemsOnScreen(Region(offset: newOffset, viewport: viewport, buffer: 0), rule: $0) } ?? []
             let stayed = Set(screenBefore.compactMap { remap.position($0) }).intersection(screenAfter)
             let enteredScreen = screenAfter.filter { !stayed.contains($0) }
             let leftScreen = screenBefore.filter { remap.position($0).map { !stayed.contains($0) } ?? true }

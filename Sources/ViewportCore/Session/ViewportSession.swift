@@ -57,6 +57,17 @@ public struct ViewportSession: Sendable {
         }
     }
 
+    // Single helpers read in place: `helpers`' getter copies the whole struct (176 bytes, a
+    // retain and a release for each container), ~1,500 instructions an update with exposure,
+    // prefetch and lazyLoad on (callgrind) where these read one field.
+    var hasPrefetcher: Bool { helpersBox?.value.prefetcher != nil }
+    var prefetcher: Prefetcher? { helpersBox?.value.prefetcher }
+    var hasLazyLoader: Bool { helpersBox?.value.lazyLoader != nil }
+    var hasExposureTracker: Bool { helpersBox?.value.exposureTracker != nil }
+    var hasLinks: Bool { !(helpersBox?.value.links.isEmpty ?? true) }
+    /// With `exposure`: its rule; nil without `exposure`.
+    public var exposureRule: ExposureRule? { helpersBox?.value.exposureTracker?.rule }
+
     public var offset: Point { scroll.offset }
     public var viewport: Size { scroll.viewport }
     public var buffer: Buffer { scroll.buffer }
