@@ -20,6 +20,6 @@ extension ViewportSession {
     /// - Complexity: O(links).
     func linkedOffsets() -> [LinkedOffset] {
         let progress = scrollProgress
-        return helpers.links.map { LinkedOffset(name: $0.name, offset: $0.view.offset(atProgress: progress)) }
+        return links.map { LinkedOffset(name: $0.name, offset: $0.view.offset(atProgress: progress)) }
     }
 }

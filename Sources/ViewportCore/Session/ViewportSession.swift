@@ -68,6 +68,9 @@ public struct ViewportSession: Sendable {
     var hasLazyLoader: Bool { helpersBox?.value.lazyLoader != nil }
     var hasExposureTracker: Bool { helpersBox?.value.exposureTracker != nil }
     var hasLinks: Bool { !(helpersBox?.value.links.isEmpty ?? true) }
+    var links: [(name: String, view: LinkedScrollView)] { helpersBox?.value.links ?? [] }
+    /// With `loop`: the shift of the copy `item`'s view shows.
+    func loopShift(of item: Int) -> Double? { helpersBox?.value.loopShifts[item] }
     /// With `exposure`: its rule; nil without `exposure`.
     public var exposureRule: ExposureRule? { helpersBox?.value.exposureTracker?.rule }
 
@@ -194,7 +197,7 @@ public struct ViewportSession: Sendable {
             // Periodic content: compare the shown items with the ones at the new region. An item
             // whose view must move to another copy of it (a jump) leaves and enters again.
             let moving = shown.keys.filter { item in
-                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != helpers.loopShifts[item] } ?? true
+                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != loopShift(of: item) } ?? true
             }
             leaving = moving.sorted()
             let movingSet = Set(moving)
