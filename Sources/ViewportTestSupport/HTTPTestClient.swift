@@ -90,7 +90,7 @@ public final class HTTPTestClient {
         method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8]? = nil
     ) throws(HTTPTestClientError) -> HTTPTestResponse {
         try write(Self.request(method: method, path: path, headers: headers, body: body))
-        return try readResponse()
+        return try readResponse(answersHead: method == "HEAD")
     }
 
     /// Sends one request with a UTF-8 body and reads its response.
@@ -150,8 +150,9 @@ public final class HTTPTestClient {
 
     /// Reads one complete response (skipping `100 Continue`). With `acceptSwitchingProtocols`,
     /// a `101 Switching Protocols` head is returned as it is (no body: the connection now speaks
-    /// another protocol; read it with ``read(exactly:)``).
-    public func readResponse(acceptSwitchingProtocols: Bool = false) throws(HTTPTestClientError) -> HTTPTestResponse {
+    /// another protocol; read it with ``read(exactly:)``). With `answersHead` (the request was
+    /// `HEAD`) the response has no body, whatever its `Content-Length` says.
+    public func readResponse(acceptSwitchingProtocols: Bool = false, answersHead: Bool = false) throws(HTTPTestClientError) -> HTTPTestResponse {
         let deadline = Self.now() + timeout
         while true {
             let headEnd = try readUntil([13, 10, 13, 10], deadline: deadline)
@@ -176,7 +177,7 @@ public final class HTTPTestClient {
                 headers: headers, body: [], wasChunked: false)
             if status == 101 && acceptSwitchingProtocols { return response }
             if (100..<200).contains(status) { continue }
-            if status == 204 || status == 304 { return response }
+            if status == 204 || status == 304 || answersHead { return response }
             if response.header("Transfer-Encoding")?.lowercased().contains("chunked") == true {
                 response.wasChunked = true
                 response.body = try readChunkedBody(deadline: deadline)

@@ -55,6 +55,9 @@ LoggingSystem.bootstrap { label in
 }
 let logger = Logger(label: "viewportd")
 logger.debug("configuration: \(configuration)")
+for warning in configuration.warnings {
+    logger.warning("configuration: \(warning)")
+}
 
 let server = ViewportServer(configuration: configuration, logger: logger)
 // libmicrohttpd's threads (and the sweeper) inherit the mask of the thread that starts them:

@@ -17,7 +17,7 @@ import ViewportTestSupport
                 ("POST", "/v1/sessions", #"{"layout":"\#(layout)","viewport":[1,1]}"#), ("GET", "/v1/sessions/\(session)", nil),
                 ("POST", "/v1/sessions/\(session)/viewport", #"{"offset":[0,5]}"#), ("DELETE", "/v1/sessions/\(session)", nil),
             ]
-            for header in [nil, "Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token2", "bearer", "Basic czNjcmV0LXRva2Vu", "s3cret-token", "Bearer  s3cret-token"] as [String?] {
+            for header in [nil, "Bearer wrong", "Bearer s3cret-toke", "Bearer s3cret-token2", "bearer", "Basic czNjcmV0LXRva2Vu", "s3cret-token", "Bearers3cret-token", "Bearer s3cret token"] as [String?] {
                 for (method, path, body) in requests {
                     let reply = try client.send(method, path, body: body.map { Array($0.utf8) }, headers: header.map { [("Authorization", $0)] } ?? [], auth: false)
                     _ = reply.problem(401)
@@ -61,6 +61,20 @@ import ViewportTestSupport
                 #expect(try client.send("GET", "/metrics", headers: [("Authorization", header)], auth: false).status == 200, "\(header)")
             }
             #expect(try client.send("GET", "/metrics", headers: [("Authorization", "Bearer S3CRET-TOKEN")], auth: false).status == 401)
+        }
+    }
+
+    @Test func spacesAroundTheTokenAreNotPartOfIt() throws {
+        // RFC 7235 §2.1: one or more spaces after the scheme; RFC 9110 §5.5: whitespace around a
+        // field value is not part of it. A token has no spaces (RFC 6750's b64token).
+        try withService(Self.configure) { service in
+            let client = try service.connect()
+            for header in ["Bearer  s3cret-token", "bearer \ts3cret-token", "Bearer s3cret-token ", "Bearer   s3cret-token\t"] {
+                #expect(try client.send("GET", "/metrics", headers: [("Authorization", header)], auth: false).status == 200, "\(header)")
+            }
+            for header in ["Bearers3cret-token", "Bearer s3cret -token", "Bearer  s3cret-token x"] {
+                _ = try client.send("GET", "/metrics", headers: [("Authorization", header)], auth: false).problem(401)
+            }
         }
     }
 

@@ -136,6 +136,29 @@ import ViewportTestSupport
         }
     }
 
+    @Test func debugLogsEveryErrorAnswerTheLayerSendsAndAnEmptyTokenWarns() throws {
+        // README "Logs": `LOG_LEVEL=debug` logs every 4xx and 5xx with its path, also those the
+        // HTTP layer answers for the handler (a body too large, shutting down).
+        let instance = try ViewportdProcess(environment: ["LOG_LEVEL": "debug", "HTTP_MAX_BODY_BYTES": "100", "AUTH_TOKEN": ""])
+        #expect(instance.process.output.contains("configuration: auth.token (AUTH_TOKEN / --auth-token) is empty: bearer auth is off"))
+        let client = try instance.connect()
+        _ = try client.send("POST", "/v1/layouts", body: Array(repeating: UInt8(ascii: " "), count: 200)).problem(413)
+        _ = try client.get("/nope").problem(404)
+        // A request in flight holds the drain open; a request meanwhile answers 503.
+        let partial = try instance.connect()
+        try partial.raw.write(Array("POST /v1/layouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{".utf8))
+        Thread.sleep(forTimeInterval: 0.2)
+        instance.process.signal(SIGTERM)
+        #expect(instance.process.waitForOutput("stopping", timeout: 10))
+        #expect(try instance.connect().get("/healthz").status == 503)
+        partial.raw.close()
+        #expect(instance.process.waitForExit(timeout: 15) == 0)
+        let output = instance.process.output
+        for line in ["POST /v1/layouts → 413", "GET /nope → 404", "GET /healthz → 503"] {
+            #expect(output.contains(line), "\(line): \(output)")
+        }
+    }
+
     @Test func stopWithNothingInFlightIsQuickAndIdempotent() throws {
         let service = try TestService()
         let port = service.port

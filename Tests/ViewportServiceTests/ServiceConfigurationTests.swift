@@ -115,7 +115,7 @@ private func loadError(
     @Test func everyKeyHasItsEnvironmentVariableAndFlag() async throws {
         let environment = [
             "HTTP_HOST": "::1", "HTTP_PORT": "1", "HTTP_THREADS": "3", "HTTP_MAX_BODY_BYTES": "4",
-            "HTTP_CONNECTION_TIMEOUT": "5", "HTTP_CONNECTION_LIMIT": "6", "HTTP_CONNECTION_MEMORY_LIMIT": "7",
+            "HTTP_CONNECTION_TIMEOUT": "5", "HTTP_CONNECTION_LIMIT": "6", "HTTP_CONNECTION_MEMORY_LIMIT": "4097",
             "HTTP_DRAIN_TIMEOUT": "8", "HTTP_MAX_BUFFERED_BODY_BYTES": "13", "SESSIONS_MAX": "9", "SESSIONS_IDLE_TIMEOUT": "10", "LAYOUTS_MAX": "11",
             "LAYOUTS_MAX_ITEMS": "12", "AUTH_TOKEN": "t", "LOG_LEVEL": "trace",
         ]
@@ -131,7 +131,7 @@ private func loadError(
             #expect(configuration.http.maxBodyBytes == 4)
             #expect(configuration.http.connectionTimeout == .seconds(5))
             #expect(configuration.http.connectionLimit == 6)
-            #expect(configuration.http.connectionMemoryLimit == 7)
+            #expect(configuration.http.connectionMemoryLimit == 4097)
             #expect(configuration.http.drainTimeout == .seconds(8))
             #expect(configuration.http.maxBufferedBodyBytes == 13)
             #expect(configuration.sessions.max == 9)
@@ -164,6 +164,15 @@ private func loadError(
         (["--http-port", "abc"], "http.port (HTTP_PORT / --http-port): \"abc\" is not an integer, from --http-port"),
         (["--http-host="], "http.host"),
         (["--http-max-buffered-body-bytes", "1000"], "http.maxBufferedBodyBytes (HTTP_MAX_BUFFERED_BODY_BYTES / --http-max-buffered-body-bytes): 1000 is less than http.maxBodyBytes"),
+        (["--http-threads", "1025"], "http.threads (HTTP_THREADS / --http-threads): 1025 must be from 1 to 1024, from --http-threads"),
+        (["--http-connection-memory-limit", "4095"], "http.connectionMemoryLimit (HTTP_CONNECTION_MEMORY_LIMIT / --http-connection-memory-limit): 4095 must be at least 4096, from --http-connection-memory-limit"),
+        (["--layouts-max-total-items", "10"], "layouts.maxTotalItems (LAYOUTS_MAX_TOTAL_ITEMS / --layouts-max-total-items): 10 is less than layouts.maxItems (2000000)"),
+        // A default is checked against what was given: here the default 20,000,000 total.
+        (["--layouts-max-items", "30000000"], "layouts.maxTotalItems (LAYOUTS_MAX_TOTAL_ITEMS / --layouts-max-total-items): 20000000 is less than layouts.maxItems (30000000): a layout of the largest allowed size could never be stored (its default: set it as well)"),
+        (["--http-max-body-bytes", "2000000000"], "http.maxBufferedBodyBytes (HTTP_MAX_BUFFERED_BODY_BYTES / --http-max-buffered-body-bytes): 1073741824 is less than http.maxBodyBytes (2000000000)"),
+        (["--sessions-max", "5", "--sessions-max", "6"], "--sessions-max is given more than once"),
+        (["--auth-token", "a", "--auth-token=b"], "--auth-token is given more than once"),
+        (["--config", "a.json", "--config=b.json"], "--config is given more than once"),
     ])
     func rejectsBadValuesNamingTheKey(arguments: [String], expected: String) async {
         let error = await loadError(arguments)
@@ -215,5 +224,10 @@ private func loadError(
         let configuration = try await load(["--config", file.path], environment: ["AUTH_TOKEN": ""])
         #expect(configuration.authToken == nil)
         #expect(configuration.http.port == 8080)
+        // An empty token given is accepted (auth off) but not silently: main logs it as a warning.
+        #expect(configuration.warnings == ["auth.token (AUTH_TOKEN / --auth-token) is empty: bearer auth is off, every path answers without a token"])
+        #expect(try await load(["--config", file.path]).warnings.isEmpty)
+        #expect(try await load().warnings.isEmpty)
+        #expect(try await load(["--auth-token", "t"]).warnings.isEmpty)
     }
 }

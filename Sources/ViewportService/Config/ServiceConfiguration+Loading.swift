@@ -81,6 +81,7 @@ extension ServiceConfiguration {
     static func checkArguments(_ arguments: [String]) throws {
         var index = 1
         var previous: Setting?
+        var given = Set<String>()
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -96,6 +97,10 @@ extension ServiceConfiguration {
             guard name == "--config" || Setting.withFlag(name) != nil else {
                 let hint = Setting.suggestion(for: name).map { "; did you mean \($0)?" } ?? " (see --help)"
                 throw ConfigurationError("unknown flag \(name)\(hint)")
+            }
+            // Which of two values would win is not obvious (the flags provider takes neither).
+            guard given.insert(name).inserted else {
+                throw ConfigurationError(key: name == "--config" ? "config" : Setting.withFlag(name)?.name, "\(name) is given more than once")
             }
             previous = Setting.withFlag(name)
             if name.count == argument.count {

@@ -84,13 +84,17 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var sessions = Sessions()
     public var layouts = Layouts()
     public var store = Store()
-    /// `auth.token`: when set, every path but `/healthz` requires `Authorization: Bearer <token>`.
-    /// A secret: never logged (see ``description``). An empty value means no token.
+    /// `auth.token`: when set, every path but `/healthz` and `/readyz` requires
+    /// `Authorization: Bearer <token>`. A secret: never logged (see ``description``). An empty
+    /// value means no token (and a warning in ``warnings``).
     public var authToken: String? = nil
     /// `log.level`: trace, debug, info, notice, warning, error or critical.
     public var logLevel: Logger.Level = .info
     /// The config file that was read, nil when the default file does not exist.
     public var configFile: String? = nil
+    /// What loading accepted but an operator should hear of (logged as warnings at start): a
+    /// setting given a value that turns its feature off, for instance an empty `auth.token`.
+    public var warnings: [String] = []
 
     /// The defaults.
     public init() {}

@@ -71,7 +71,13 @@ struct Setting: Sendable {
     ) -> Setting {
         Setting(key, .int, summary, isSecret: false) { setting, resolver, configuration in
             let current = configuration
-            configuration[keyPath: path] = try resolver.int(setting, default: configuration[keyPath: path]) { check($0, current) }
+            let value = try resolver.int(setting, default: configuration[keyPath: path]) { check($0, current) }
+            // A default is checked too: a setting it depends on may have been given
+            // (`layouts.maxItems` above the default `layouts.maxTotalItems`).
+            if let problem = check(value, current) {
+                throw ConfigurationError(key: setting.name, "\(setting.forms): \(problem) (its default: set it as well)")
+            }
+            configuration[keyPath: path] = value
         } show: { String($0[keyPath: path]) }
     }
 
@@ -121,15 +127,22 @@ struct Setting: Sendable {
         .int("http.port", \.http.port, "TCP port (0: any free port)") { port, _ in
             (0...65535).contains(port) ? nil : "\(port) is not a port (0…65535)"
         },
-        .int("http.threads", \.http.threads, "libmicrohttpd thread pool (epoll)") { threads, _ in
-            threads >= 1 ? nil : "\(threads) must be at least 1"
+        .int("http.threads", \.http.threads, "libmicrohttpd thread pool (epoll; 1…1024)") { threads, _ in
+            (1...1024).contains(threads) ? nil : "\(threads) must be from 1 to 1024"
         },
         .int("http.maxBodyBytes", \.http.maxBodyBytes, "larger bodies get 413", check: positive),
-        .seconds("http.connectionTimeout", \.http.connectionTimeout, "seconds a connection may idle (a WebSocket is pinged after half of it)"),
-        .int("http.connectionLimit", \.http.connectionLimit, "concurrent connections (an open WebSocket is one)", check: positive),
+        .seconds(
+            "http.connectionTimeout", \.http.connectionTimeout,
+            "seconds a connection may idle, counted in whole seconds by libmicrohttpd (a fraction is rounded up; a WebSocket is pinged after half of it)"),
+        .int(
+            "http.connectionLimit", \.http.connectionLimit,
+            "concurrent connections (an open WebSocket is one); more wait, unanswered, until one closes", check: positive),
         .int(
             "http.connectionMemoryLimit", \.http.connectionMemoryLimit,
-            "bytes of buffer per connection (libmicrohttpd zeroes it per request: 16 KiB measured 8% faster than 64 KiB)", check: positive),
+            "bytes of buffer per connection, at least 4096 (a request's head must fit: larger answers 431; libmicrohttpd zeroes it per request: 16 KiB measured 8% faster than 64 KiB)"
+        ) { bytes, _ in
+            bytes >= 4096 ? nil : "\(bytes) must be at least 4096"
+        },
         .seconds("http.drainTimeout", \.http.drainTimeout, "seconds a stop waits for in-flight requests"),
         .int(
             "http.maxBufferedBodyBytes", \.http.maxBufferedBodyBytes,
@@ -147,15 +160,28 @@ struct Setting: Sendable {
         .int("layouts.max", \.layouts.max, "stored layouts", check: positive),
         .int("layouts.maxItems", \.layouts.maxItems, "items per layout (more: 413)", check: positive),
         .int(
-            "layouts.maxTotalItems", \.layouts.maxTotalItems, "items across stored layouts (the layout memory bound, ~90 B/item)",
-            check: positive),
+            "layouts.maxTotalItems", \.layouts.maxTotalItems,
+            "items across stored layouts (the layout memory bound, ~90 B/item; at least `layouts.maxItems`)"
+        ) { value, configuration in
+            let maxItems = configuration.layouts.maxItems
+            return value >= maxItems
+                ? nil : "\(value) is less than layouts.maxItems (\(maxItems)): a layout of the largest allowed size could never be stored"
+        },
         Setting(
             "auth.token", .string,
             "when set, every path but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (a WebSocket may send the subprotocol `bearer.<token>` instead)",
             isSecret: true
         ) { setting, resolver, configuration in
-            let token = try resolver.string(setting, default: "", isSecret: true) { _ in nil }
+            var givenEmpty = false
+            let token = try resolver.string(setting, default: "", isSecret: true) { token in
+                givenEmpty = token.isEmpty
+                return nil
+            }
             configuration.authToken = token.isEmpty ? nil : token
+            if givenEmpty {
+                // An orchestrator that injects an empty secret must not start an open service unnoticed.
+                configuration.warnings.append("\(setting.forms) is empty: bearer auth is off, every path answers without a token")
+            }
         } show: { $0.authToken == nil ? "none" : "<redacted>" },
         Setting(
             "store.url", .string,

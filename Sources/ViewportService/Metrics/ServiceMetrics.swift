@@ -128,7 +128,8 @@ final class ServiceMetrics: Sendable {
     }
 
     /// Counts one answered request and its latency.
-    func recordRequest(route: String, method: String, status: Int, nanoseconds: Int64) {
+    func recordRequest(route: String, method given: String, status: Int, nanoseconds: Int64) {
+        let method = Self.methodLabel(given)
         let bucket = RequestTable.bucket(route: route, method: method, status: status)
         let (counter, histogram) = requests.withLock { table -> (Counter, DurationHistogram) in
             for series in table.buckets[bucket] where series.status == status && series.route == route && series.method == method {
@@ -152,6 +153,15 @@ final class ServiceMetrics: Sendable {
         }
         counter.increment()
         histogram.recordNanoseconds(nanoseconds)
+    }
+
+    /// Methods counted under their own name; any other (a client may send any token as its
+    /// method) is counted as `OTHER`, so clients cannot add series without bound.
+    static let countedMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", SessionSocket.messageMethod]
+
+    /// The `method` label of a request's series.
+    static func methodLabel(_ method: String) -> String {
+        countedMethods.contains(method) ? method : "OTHER"
     }
 
     private let storeUp = Mutex<Gauge?>(nil)

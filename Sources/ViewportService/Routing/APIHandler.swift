@@ -63,12 +63,12 @@ final class APIHandler: HTTPHandler {
 
     func payloadTooLarge(_ head: HTTPRequestHead, limit: Int) -> HTTPResponse {
         let response = Problem.tooLarge("body: larger than \(limit) bytes (http.maxBodyBytes)").response
-        metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 413, nanoseconds: 0)
+        recordLayerAnswer(head, status: 413)
         return response
     }
 
     func busy(_ head: HTTPRequestHead) -> HTTPResponse {
-        metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 503, nanoseconds: 0)
+        recordLayerAnswer(head, status: 503)
         var response = Problem(
             status: 503,
             detail: "too many request bodies are being received at once (http.maxBufferedBodyBytes); retry shortly"
@@ -78,7 +78,7 @@ final class APIHandler: HTTPHandler {
     }
 
     func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {
-        metrics.recordRequest(route: Route(path: head.path)?.template ?? "unmatched", method: head.method, status: 503, nanoseconds: 0)
+        recordLayerAnswer(head, status: 503)
         var problem = Problem(status: 503, detail: "viewportd is shutting down")
         // Another instance (or this one's successor) answers it: a proxy retries at once.
         problem.retryAfter = 1
@@ -108,14 +108,17 @@ final class APIHandler: HTTPHandler {
         default:
             break
         }
-        guard route.allowedMethods.contains(head.method) else {
+        // HEAD is answered as GET (libmicrohttpd sends the head without the body), on every path
+        // that answers GET but the socket; `Allow` keeps listing the contract's methods.
+        let method = head.method == "HEAD" && route.answersHead ? "GET" : head.method
+        guard route.allowedMethods.contains(method) else {
             var problem = Problem(status: 405, detail: "\(head.method) is not allowed on \(route.template); allowed: \(route.allowedMethods.joined(separator: ", "))")
             problem.allow = route.allowedMethods.joined(separator: ", ")
             throw problem
         }
         // The usual `application/json` is recognized without making a string.
         let media = head.header("Content-Type", is: "application/json") ? MediaType.json : MediaType(contentType: head.header("Content-Type"))
-        if head.method == "POST" || head.method == "PUT" || head.method == "PATCH" {
+        if method == "POST" || method == "PUT" || method == "PATCH" {
             let acceptsStream = route.isSessionViewport
             if case .other(let given) = media {
                 throw Problem(status: 415, detail: "Content-Type \(given) is not supported; send application/json\(acceptsStream ? " or application/x-ndjson" : "")")
@@ -125,7 +128,7 @@ final class APIHandler: HTTPHandler {
             }
         }
         let label = route.template
-        switch (route, head.method) {
+        switch (route, method) {
         case (.healthz, _):
             // With a shared store, whether it answers (the process itself is fine either way).
             let body = sessions.storeIsUp.map { #"{"status":"ok","store":"\#($0 ? "ok" : "unavailable")"}"# } ?? #"{"status":"ok"}"#
@@ -180,8 +183,8 @@ final class APIHandler: HTTPHandler {
             return openSocket(head, sessionID: id, hint: session, route: label, started: started)
         case (.sessionViewport(let id), _):
             if media == .ndjson {
-                let sink = UpdateStreamSink(sessionID: id, hint: session, handler: self) { [metrics] status in
-                    metrics.recordRequest(route: label, method: head.method, status: status, nanoseconds: Monotonic.nanoseconds() - started)
+                let sink = UpdateStreamSink(sessionID: id, hint: session, handler: self) { status in
+                    self.record(status: status, head: head, route: label, started: started)
                 }
                 return .stream(maxBytes: maxBodyBytes, sink: sink)
             }
@@ -228,11 +231,22 @@ final class APIHandler: HTTPHandler {
     }
 
     private func record(_ response: HTTPResponse, head: HTTPRequestHead, route: String, started: Int64) -> HTTPResponse {
-        metrics.recordRequest(route: route, method: head.method, status: response.status, nanoseconds: Monotonic.nanoseconds() - started)
-        if response.status >= 400 {
-            logger.debug("\(head.method) \(head.path) → \(response.status)")
-        }
+        record(status: response.status, head: head, route: route, started: started)
         return response
+    }
+
+    /// Counts a request's answer and, at debug level, logs it when it is an error.
+    private func record(status: Int, head: HTTPRequestHead, route: String, started: Int64) {
+        metrics.recordRequest(route: route, method: head.method, status: status, nanoseconds: Monotonic.nanoseconds() - started)
+        if status >= 400 {
+            logger.debug("\(head.method) \(head.path) → \(status)")
+        }
+    }
+
+    /// An answer the HTTP layer sends for the handler (a body too large, the body budget full,
+    /// shutting down): counted and logged like the handler's own.
+    private func recordLayerAnswer(_ head: HTTPRequestHead, status: Int) {
+        record(status: status, head: head, route: Route(path: head.path)?.template ?? "unmatched", started: Monotonic.nanoseconds())
     }
 
     // MARK: Endpoints
@@ -544,11 +558,15 @@ final class APIHandler: HTTPHandler {
     /// (RFC 9110 §11.1: the scheme is case-insensitive; the token is not).
     static func normalizingScheme(_ authorization: String) -> [UInt8] {
         var bytes = Array(authorization.utf8)
-        let scheme = Array("Bearer ".utf8)
-        if bytes.count >= scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 | 0x20 }) {
-            bytes.replaceSubrange(0..<scheme.count, with: scheme)
-        }
-        return bytes
+        // Whitespace around a field value is not part of it (RFC 9110 §5.5), nor is more than
+        // one space after the scheme (RFC 7235 §2.1: `1*SP`); a token has none (RFC 6750's `b64token`).
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        let scheme = Array("bearer".utf8)
+        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return bytes }
+        var start = scheme.count
+        while start < bytes.count, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        guard start > scheme.count else { return bytes }  // `Bearerabc`: not this scheme
+        return Array("Bearer ".utf8) + bytes[start...]
     }
 
     /// Compares without an early exit, so response time does not reveal how much of a token matched.

@@ -133,6 +133,10 @@ enum Route: Equatable, Sendable {
         }
     }
 
+    /// Whether `HEAD` is answered (as `GET` without the body): every path that answers `GET`
+    /// but the WebSocket, whose `GET` is a handshake.
+    var answersHead: Bool { allowedMethods.contains("GET") && !isSessionSocket }
+
     /// Methods the path answers, for 405's `Allow`.
     var allowedMethods: [String] {
         switch self {
