@@ -1,5 +1,7 @@
 /// Where a Redis-protocol server is: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`.
 ///
+/// The last `@` ends USER:PASSWORD, so a password may hold `/`, `@`, `?` or `#` as they are;
+/// `%XX` escapes in either are decoded (write a `%` as `%25`).
 /// HOST is a name, an IPv4 address or an IPv6 address in brackets; PORT defaults to 6379 and DB
 /// to 0. A password (and, with Redis 6 ACLs, a user) is sent with `AUTH` on every connection.
 /// hiredis 0.14 speaks plain TCP only: a server that requires TLS needs a local TLS proxy.
@@ -25,6 +27,30 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             throw RedisURLError("\(url.hasPrefix("rediss://") ? "rediss:// (TLS) is not supported; use a local TLS proxy and redis://" : "must start with redis://") (redis://HOST:PORT[/DB])")
         }
         var rest = Substring(url.dropFirst(scheme.count))
+        // The last `@` ends the user and password, which may hold any character (`/`, `@`, `?`
+        // too; `%`-escapes are decoded): what follows is the host, the port and the database.
+        var user: String?
+        var password: String?
+        if let at = rest.lastIndex(of: "@") {
+            let info = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            guard let colon = info.firstIndex(of: ":") else {
+                throw RedisURLError("\"…@\" needs a \":\" before the password: redis://:PASSWORD@HOST, or redis://USER:PASSWORD@HOST with an ACL user")
+            }
+            let name = info[..<colon]
+            user = name.isEmpty ? nil : String(name)
+            let given = String(info[info.index(after: colon)...])
+            guard !given.isEmpty else { throw RedisURLError("the password before \"@\" is empty") }
+            guard let decodedPassword = Self.percentDecoded(given) else { throw RedisURLError("the password has a bad %-escape") }
+            user = try user.map { (name) throws(RedisURLError) in
+                guard let decoded = Self.percentDecoded(name) else { throw RedisURLError("the user has a bad %-escape") }
+                return decoded
+            }
+            password = decodedPassword
+        }
+        guard !rest.hasPrefix("/") else {
+            throw RedisURLError("Unix sockets are not supported: give a TCP address, redis://HOST:PORT[/DB]")
+        }
         guard !rest.contains("?"), !rest.contains("#") else { throw RedisURLError("query strings and fragments are not supported") }
         var database = 0
         if let slash = rest.firstIndex(of: "/") {
@@ -36,26 +62,6 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
                 }
                 database = db
             }
-        }
-        var user: String?
-        var password: String?
-        if let at = rest.lastIndex(of: "@") {
-            let info = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            if let colon = info.firstIndex(of: ":") {
-                let name = info[..<colon]
-                user = name.isEmpty ? nil : String(name)
-                password = String(info[info.index(after: colon)...])
-            } else {
-                password = String(info)
-            }
-            guard let given = password, !given.isEmpty else { throw RedisURLError("the password before \"@\" is empty") }
-            guard let decodedPassword = Self.percentDecoded(given) else { throw RedisURLError("the password has a bad %-escape") }
-            user = try user.map { (name) throws(RedisURLError) in
-                guard let decoded = Self.percentDecoded(name) else { throw RedisURLError("the user has a bad %-escape") }
-                return decoded
-            }
-            password = decodedPassword
         }
         var host: Substring
         var port = 6379

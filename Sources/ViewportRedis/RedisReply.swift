@@ -43,3 +43,20 @@ public enum RedisReply: Sendable, Hashable {
         return nil
     }
 }
+
+extension RedisReply: CustomStringConvertible {
+    /// Readable, for error messages: bulk strings as quoted text (the first 64 bytes), errors
+    /// with their `-`.
+    public var description: String {
+        switch self {
+        case .status(let text): return text
+        case .error(let message): return "-\(message)"
+        case .integer(let value): return String(value)
+        case .string(let bytes):
+            let shown = String(decoding: bytes.prefix(64), as: UTF8.self).debugDescription
+            return bytes.count > 64 ? "\(shown)… (\(bytes.count) bytes)" : shown
+        case .null: return "nil"
+        case .array(let elements): return "[" + elements.prefix(8).map(\.description).joined(separator: ", ") + (elements.count > 8 ? ", …]" : "]")
+        }
+    }
+}

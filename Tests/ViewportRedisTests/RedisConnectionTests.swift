@@ -145,7 +145,12 @@ struct RedisEndpointTests {
         #expect(try RedisEndpoint(url: "redis://10.0.0.5/2") == RedisEndpoint(host: "10.0.0.5", port: 6379, database: 2))
         #expect(try RedisEndpoint(url: "redis://[::1]:7000/0") == RedisEndpoint(host: "::1", port: 7000))
         #expect(try RedisEndpoint(url: "redis://app:pw@h:1") == RedisEndpoint(host: "h", port: 1, user: "app", password: "pw"))
+        // The last `@` ends the password: `/`, `@`, `?` and `#` in it need no escape.
+        #expect(try RedisEndpoint(url: "redis://:pa/ss@h:1/2") == RedisEndpoint(host: "h", port: 1, database: 2, password: "pa/ss"))
+        #expect(try RedisEndpoint(url: "redis://app:p@s?s#@h") == RedisEndpoint(host: "h", user: "app", password: "p@s?s#"))
+        #expect(try RedisEndpoint(url: "redis://:100%25@h") == RedisEndpoint(host: "h", password: "100%"))
         for (url, fragment) in [
+            ("redis://secret@h:1", "needs a \":\" before the password"), ("redis:///tmp/redis.sock", "Unix sockets"),
             ("http://h:1", "redis://"), ("rediss://h:1", "TLS"), ("redis://:1", "host is empty"), ("redis://h:0", "port"),
             ("redis://h:99999", "port"), ("redis://h:x", "port"), ("redis://h:1/-1", "database"), ("redis://h:1/a", "database"),
             ("redis://h:1?x=1", "query"), ("redis://[::1:1", "]"), ("redis://@h:1", "password"),

@@ -29,6 +29,24 @@ struct SharedStoreTests {
         }
     }
 
+    @Test func aSessionOnlyReadKeepsItsLayoutInTheStore() throws {
+        // An audit: the layout's expiry moved only with writes, so a session that was only read
+        // (GETs on its owner) outlived its layout in the store, and answered 503 elsewhere.
+        try withCluster(2, configure: { $0.sessions.idleTimeout = .seconds(2) }) { cluster in
+            let a = try cluster[0].connect()
+            let layout = try a.postLayout(layoutJSON(listItems(200)))
+            let (id, _) = try a.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#)
+            // The layout's record lives 2 × idle + lease = 6 s from its last write; read for 7 s.
+            let started = Date()
+            while Date().timeIntervalSince(started) < 7 {
+                #expect(try a.state(id).int("seq") == 0)
+                usleep(300_000)
+            }
+            let moved = try cluster[1].connect().get("/v1/sessions/\(id)")
+            #expect(moved.status == 200, "\(moved.text)")
+        }
+    }
+
     @Test func aSessionHoppingAcrossThreeInstancesOnEveryUpdateFollowsEveryPlanRule() throws {
         try withCluster(3) { cluster in
             let clients = try (0..<3).map { try cluster[$0].connect() }

@@ -37,21 +37,45 @@ final class RedisStateStore: Sendable {
         self.health = health
     }
 
-    /// A round trip, timed and counted.
+    /// A round trip, timed and counted. An error reply that says the store refuses this client
+    /// (``refusal(in:)``) fails it like a lost connection.
     private func timed<R>(_ operation: String, _ body: () throws(RedisError) -> R) throws(StoreFailure) -> R {
         let started = Monotonic.nanoseconds()
-        do {
+        do throws(RedisError) {
             let result = try body()
+            if let refusal = Self.refusal(in: result) { throw RedisError.server(refusal) }
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: false)
             health.record(ok: true)
             return result
         } catch {
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: true)
-            if error.brokeTheConnection || { if case .unavailable = error { return true } else { return false } }() {
-                health.record(ok: false)
+            if error.brokeTheConnection || Self.isRefusal(error) || { if case .unavailable = error { return true } else { return false } }() {
+                health.record(ok: false, reason: "\(operation): \(error)")
             }
             throw StoreFailure(operation: operation, error: error)
         }
+    }
+
+    /// Error replies that mean the store will not serve this client until someone acts (a
+    /// password, an ACL, memory, a failover), whatever the command: `NOAUTH`, `WRONGPASS`,
+    /// `NOPERM`, `OOM`, `READONLY` (a replica), `MASTERDOWN`, `LOADING`, `MISCONF`.
+    static let refusalCodes = ["NOAUTH", "WRONGPASS", "NOPERM", "OOM", "READONLY", "MASTERDOWN", "LOADING", "MISCONF"]
+
+    /// The message of the first refusal in a reply (or a pipeline's replies), nil when none.
+    static func refusal<R>(in result: R) -> String? {
+        func check(_ reply: RedisReply) -> String? {
+            guard case .error(let message) = reply else { return nil }
+            let code = message.prefix { $0 != " " }
+            return refusalCodes.contains(where: { $0 == code }) ? message : nil
+        }
+        if let reply = result as? RedisReply { return check(reply) }
+        if let replies = result as? [RedisReply] { return replies.lazy.compactMap(check).first }
+        return nil
+    }
+
+    private static func isRefusal(_ error: RedisError) -> Bool {
+        if case .server(let message) = error { return refusal(in: RedisReply.error(message)) != nil }
+        return false
     }
 
     // MARK: Layouts
@@ -105,13 +129,22 @@ final class RedisStateStore: Sendable {
         case acquired(epoch: Int64, reservedBefore: Int, version: UInt64, snapshot: [UInt8], stolen: Bool)
         /// A live instance owns it; it was asked to hand it over (answer on the reply key).
         case owned(by: String, leaseMillisecondsLeft: Int64)
+        /// Every instance lost the store a moment ago and its owner did not release it: not
+        /// taken, so that the owner can write back what it answered meanwhile (for
+        /// `millisecondsLeft`; ``StoreScripts/heartbeat``).
+        case outage(millisecondsLeft: Int64)
     }
+
+    /// A silence of every instance's heartbeats this long means the store was unreachable for all
+    /// (``StoreScripts/heartbeat``): half a lease, the shortest outage after which an owner's
+    /// lease can have lapsed (leases are renewed every eighth of one).
+    var outageGapMilliseconds: Int64 { max(1, leaseMilliseconds / 2) }
 
     func acquire(_ id: String, replyKey: String) throws(StoreFailure) -> Acquisition {
         let reply = try timed("acquire") { () throws(RedisError) in
             try pool.send(.evalsha(
                 StoreScripts.acquire, keys: [keys.session(id), keys.lease(id)],
-                arguments: [instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds]))
+                arguments: [instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds, outageGapMilliseconds]))
         }
         guard let fields = reply.array, let kind = fields.first?.text else {
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -121,6 +154,8 @@ final class RedisStateStore: Sendable {
             return .missing
         case "wait" where fields.count == 3:
             return .owned(by: fields[1].text ?? "?", leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
+        case "outage" where fields.count == 2:
+            return .outage(millisecondsLeft: fields[1].integer ?? leaseMilliseconds)
         case "acquired" where fields.count == 6:
             guard let epoch = fields[1].integer, let before = fields[2].integer, let version = fields[3].integer,
                 let snapshot = fields[4].bytes, let stolen = fields[5].integer
@@ -188,12 +223,14 @@ final class RedisStateStore: Sendable {
         return outcomes(operation, commands)
     }
 
-    /// Renews leases in one pipeline: (session, epoch, whether it was read since the last one).
-    func renew(_ renewals: [(session: String, epoch: Int64, touched: Bool)]) -> [Outcome] {
+    /// Renews leases in one pipeline: (session, epoch, whether it was read since the last one,
+    /// the layouts it names: their expiry moves with the session's).
+    func renew(_ renewals: [(session: String, epoch: Int64, touched: Bool, layouts: [String])]) -> [Outcome] {
         outcomes("renew", renewals.map { r in
             RedisCommand.evalsha(
-                StoreScripts.renew, keys: [keys.session(r.session), keys.lease(r.session)],
-                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0])
+                StoreScripts.renew,
+                keys: [keys.session(r.session), keys.lease(r.session), keys.layout(r.layouts.first ?? ""), keys.layout(r.layouts.last ?? "")],
+                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0, layoutMilliseconds])
         })
     }
 
@@ -224,11 +261,14 @@ final class RedisStateStore: Sendable {
 
     // MARK: Instances
 
-    /// This instance is alive for another lease.
+    /// This instance is alive for another lease (and the store notes when every instance had
+    /// lost it: ``StoreScripts/heartbeat``).
     func heartbeat() throws(StoreFailure) {
-        _ = try timed("heartbeat") { () throws(RedisError) in
-            try pool.send(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
+        let reply = try timed("heartbeat") { () throws(RedisError) in
+            try pool.send(.evalsha(
+                StoreScripts.heartbeat, keys: [keys.instance(instance)], arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds]))
         }
+        if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
     }
 
     /// This instance is gone (after its sessions were released).

@@ -155,7 +155,7 @@ final class SharedSessionStore: SessionRepository {
     private func renewNow(_ handle: SessionHandle, _ state: inout SessionHandle.State) throws(Problem) -> Bool {
         let sentAt = Monotonic.nanoseconds()
         let (epoch, touched) = state.ownership.beginRenewal()
-        switch store.renew([(handle.id, epoch, touched)]).first ?? .failed {
+        switch store.renew([(handle.id, epoch, touched, Self.layoutIDs(of: state.session))]).first ?? .failed {
         case .ok, .layoutMissing:
             state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
             return true
@@ -253,6 +253,10 @@ final class SharedSessionStore: SessionRepository {
                     suspect(owner)
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends", retryAfter: retryAfter)
                 }
+            case .outage(let left):
+                throw Problem.unavailable(
+                    "session \(id): the shared store was unreachable from every instance a moment ago; the instance that held the session gets time to write back what it answered meanwhile; retry shortly",
+                    retryAfter: Int((Double(max(left, 0)) / 1000).rounded(.up)))
             case .acquired(let epoch, let reservedBefore, let version, let snapshot, let stolen):
                 let handle = try adopt(id, epoch: epoch, reservedBefore: reservedBefore, version: version, snapshot: snapshot, sentAt: sentAt)
                 metrics.countHandover(stolen ? "stolen" : "taken")
@@ -471,19 +475,20 @@ final class SharedSessionStore: SessionRepository {
     private func renewLeases(now: Int64, writing: Set<ObjectIdentifier>) {
         guard now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return }
         lastRenewScan.store(now, ordering: .relaxed)
-        var due: [(handle: SessionHandle, epoch: Int64, touched: Bool)] = []
+        var due: [(handle: SessionHandle, epoch: Int64, touched: Bool, layouts: [String])] = []
         for handle in local.allHandles where !writing.contains(ObjectIdentifier(handle)) {
-            let renewal: (Int64, Bool)? = handle.state.withLock { state in
+            let renewal: (Int64, Bool, [String])? = handle.state.withLock { state in
                 guard !state.closed, state.ownership.needsRenewal(now: now, interval: renewNanoseconds / 2) else { return nil }
-                return state.ownership.beginRenewal()
+                let (epoch, touched) = state.ownership.beginRenewal()
+                return (epoch, touched, touched ? Self.layoutIDs(of: state.session) : [])
             }
-            if let (epoch, touched) = renewal { due.append((handle, epoch, touched)) }
+            if let (epoch, touched, layouts) = renewal { due.append((handle, epoch, touched, layouts)) }
         }
         var start = 0
         while start < due.count {
             let chunk = Array(due[start..<min(due.count, start + Self.batchLimit)])
             start += chunk.count
-            let outcomes = store.renew(chunk.map { ($0.handle.id, $0.epoch, $0.touched) })
+            let outcomes = store.renew(chunk.map { ($0.handle.id, $0.epoch, $0.touched, $0.layouts) })
             for (entry, outcome) in zip(chunk, outcomes) {
                 entry.handle.state.withLock { state in
                     switch outcome {
@@ -507,6 +512,7 @@ final class SharedSessionStore: SessionRepository {
         // heartbeat after the heartbeat ends: askers would wait for this instance again).
         Self.wait(atMost: 5) { !flushDone.withLock({ $0 }) }
         var remaining = local.allHandles
+        var handedOver = 0
         for attempt in 0..<5 where !remaining.isEmpty {
             if attempt > 0 { usleep(200_000) }
             let now = Monotonic.nanoseconds()
@@ -536,6 +542,7 @@ final class SharedSessionStore: SessionRepository {
                         case .ok, .missing, .layoutMissing:
                             state.ownership.releaseSucceeded(write.ticket)
                             local.detach(handle, layoutID: state.session.layout.digest)
+                            handedOver += 1
                         case .lost:
                             lose(handle, &state)
                         case .failed:
@@ -554,7 +561,7 @@ final class SharedSessionStore: SessionRepository {
         // instance could not release at once), so no request reaches the inbox from now on.
         store.endHeartbeat()
         answerLeftoverHandoverRequests()
-        logger.info("shutdown: sessions handed over to the shared store")
+        logger.info("shutdown: \(handedOver) session(s) handed over to the shared store")
     }
 
     /// Stops the listener and answers every handover request still in the inbox. An instance

@@ -7,6 +7,10 @@
 /// - `instance:<instance>`: an instance's heartbeat, with a TTL.
 /// - `inbox:<instance>`: a list of handover requests, `<session> <reply key>`.
 /// - `reply:<nonce>`: where an owner answers one handover request.
+/// - `beat`: the store's clock (ms) at the last heartbeat of any instance; `grace`: set, with a
+///   lease as TTL, when heartbeats resume after a silence of every instance (the store was
+///   unreachable): sessions their owner did not release (`free` in the session's hash) are not
+///   taken from it meanwhile.
 ///
 /// A session's two keys share the hash tag `{<id>}`.
 struct StoreKeys: Sendable {

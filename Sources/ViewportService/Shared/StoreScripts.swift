@@ -10,14 +10,42 @@ import ViewportRedis
 /// after another instance took the session, names an old epoch and is refused (`lost`), whatever
 /// its lease says.
 enum StoreScripts {
+    /// The store's clock in milliseconds, and the start of a grace period when no instance's
+    /// heartbeat reached the store for `gap` ms before this (`ARGV[gap]`): then the store was
+    /// unreachable for every instance (paused, restarted, cut off), not one instance dead.
+    /// Expects `prefix` and `gap` (ms) and the lease (ms) as locals.
+    private static let notingOutages = #"""
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        local last = tonumber(redis.call('GET', prefix .. 'beat') or '0')
+        if last > 0 and now - last > gap then redis.call('SET', prefix .. 'grace', now, 'PX', leaseMs) end
+        """#
+
+    /// KEYS: instance. ARGV: lease ms, key prefix, gap ms.
+    ///
+    /// This instance is alive for another lease (`instance:<id>`, with the lease as TTL), and the
+    /// store heard from an instance now (`beat`, the store's clock). After a silence of every
+    /// instance (see ``notingOutages``) a lease-long grace starts (`grace`), during which sessions
+    /// whose owner did not release them are not taken from that owner (``acquire``): it gets to
+    /// write back what it answered while the store was away, and takes its lapsed leases back.
+    static let heartbeat = RedisScript(#"""
+        local leaseMs, prefix, gap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+        """# + "\n" + notingOutages + "\n" + #"""
+        redis.call('SET', prefix .. 'beat', now)
+        redis.call('SET', KEYS[1], '1', 'PX', leaseMs)
+        return 'ok'
+        """#)
+
     /// KEYS: session, lease. ARGV: instance, lease ms, handle block, reply key, key prefix,
-    /// session id, inbox ms.
+    /// session id, inbox ms, gap ms.
     ///
     /// `{'missing'}` when there is no such session; `{'wait', owner, lease ms left}` when a live
     /// instance owns it (a handover request `<id> <reply key>` is pushed to that owner's inbox);
-    /// else takes it: `{'acquired', epoch, handles reserved before, version, snapshot, stolen}`
-    /// (stolen: the previous owner's lease was held but its heartbeat is gone). A handle block is
-    /// reserved for the new owner.
+    /// `{'outage', ms left}` during the grace after every instance lost the store (see
+    /// ``heartbeat``) when the previous owner did not release it (`free`): its owner may still
+    /// have answered changes it could not write; else takes it: `{'acquired', epoch, handles
+    /// reserved before, version, snapshot, stolen}` (stolen: the previous owner's lease was held
+    /// but its heartbeat is gone). A handle block is reserved for the new owner.
     static let acquire = RedisScript(#"""
         if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then return {'missing'} end
         local lease = redis.call('GET', KEYS[2])
@@ -32,6 +60,13 @@ enum StoreScripts {
           end
           stolen = 1
         end
+        if redis.call('HGET', KEYS[1], 'free') ~= '1' then
+          local leaseMs, prefix, gap = tonumber(ARGV[2]), ARGV[5], tonumber(ARGV[8])
+        """# + "\n" + notingOutages + "\n" + #"""
+          local grace = redis.call('PTTL', prefix .. 'grace')
+          if grace > 0 then return {'outage', grace} end
+        end
+        redis.call('HDEL', KEYS[1], 'free')
         local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
         local hwm = tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0')
         redis.call('HSET', KEYS[1], 'hwm', hwm + tonumber(ARGV[3]))
@@ -75,6 +110,7 @@ enum StoreScripts {
         end
         if ARGV[10] == 'release' then
           redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+          redis.call('HSET', KEYS[1], 'free', '1')
           redis.call('DEL', KEYS[2])
           if ARGV[11] == '1' then
             redis.call('RPUSH', KEYS[5], 'released')
@@ -86,9 +122,11 @@ enum StoreScripts {
         return answer
         """#)
 
-    /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
-    /// session's expiry). Renews the lease of an owner that still is one: `ok` or `lost`, or
-    /// `missing` when the server lost the record (the owner writes it again).
+    /// KEYS: session, lease, layout, previous layout. ARGV: instance, epoch, lease ms, session ms
+    /// ('0': leave the session's expiry), layout ms. Renews the lease of an owner that still is
+    /// one: `ok` or `lost`, or `missing` when the server lost the record (the owner writes it
+    /// again). A session read since the last renewal lives on, and so do its layouts (a session
+    /// only read kept its record while its layout expired: an audit).
     static let renew = RedisScript(#"""
         local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
@@ -97,7 +135,11 @@ enum StoreScripts {
         local lease = redis.call('GET', KEYS[2])
         if lease and lease ~= token then return 'lost' end
         redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
-        if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+        if ARGV[4] ~= '0' then
+          redis.call('PEXPIRE', KEYS[1], ARGV[4])
+          redis.call('PEXPIRE', KEYS[3], ARGV[5])
+          redis.call('PEXPIRE', KEYS[4], ARGV[5])
+        end
         return 'ok'
         """#)
 

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import ViewportRedis
+import ViewportTestSupport
+
+@testable import ViewportService
+
+/// A store that answers but refuses viewportd's commands counts as unavailable (an audit found
+/// `/readyz` at 200 while every request answered 503 NOAUTH), and the ACL line docs/store.md
+/// gives is all a cluster needs.
+@Suite(.serialized)
+struct StoreRefusalTests {
+    @Test func aStoreThatRefusesTheClientIsNotReady() throws {
+        let redis = try RedisTestServer(arguments: ["--requirepass", "admin"])
+        defer { redis.stop() }
+        let service = try TestService { c in
+            c.store.url = redis.url  // no password
+            c.store.flushInterval = .milliseconds(50)
+        }
+        defer { service.stop() }
+        let client = try service.connect()
+        let layout = try client.post("/v1/layouts", layoutJSON(listItems(3)))
+        #expect((layout.problem(503)["detail"] as? String)?.contains("NOAUTH") == true, "\(layout.text)")
+        #expect(layout.header("Retry-After") != nil)
+        #expect(try eventually(within: 2) { try client.get("/readyz").status == 503 })
+        #expect(try client.get("/healthz").json["store"] as? String == "unavailable")
+    }
+
+    /// The `ACL SETUSER` line of docs/store.md, with `password`.
+    static func documentedACL(password: String) throws -> [String] {
+        let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/store.md")
+        let text = try String(contentsOf: doc, encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix("ACL SETUSER ") })
+        return line.split(separator: " ").map { $0 == ">PASSWORD" ? ">\(password)" : String($0) }
+    }
+
+    @Test func theDocumentedACLIsEnoughForEverythingAClusterDoes() throws {
+        let redis = try RedisTestServer(arguments: ["--requirepass", "admin"])
+        defer { redis.stop() }
+        let admin = RedisPool(endpoint: RedisEndpoint(host: "127.0.0.1", port: redis.port, password: "admin"), connectTimeout: 2, commandTimeout: 2, capacity: 1)
+        let acl = try Self.documentedACL(password: "app-pw")
+        let set = try admin.send(RedisCommand(acl[0], arguments: Array(acl.dropFirst())))
+        #expect(set == .status("OK"), "\(set)")
+        let url = "redis://viewportd:app-pw@127.0.0.1:\(redis.port)"
+        func instance() throws -> TestService {
+            try TestService { c in
+                c.store.url = url
+                c.store.flushInterval = .milliseconds(50)
+            }
+        }
+        let a = try instance()
+        let b = try instance()
+        let items = listItems(500, height: 50, reuses: ["row"])
+        let clientA = try a.connect()
+        let layout = try clientA.postLayout(layoutJSON(items))
+        let (id, _) = try clientA.openSession(#"{"layout":"\#(layout)","viewport":[375,667]}"#)
+        #expect(try clientA.update(id, #"{"offset":[0,500],"seq":1}"#).status == 200)
+        // Handed over to b, then back to a; PATCH, GET and the writer in between.
+        let clientB = try b.connect()
+        #expect(try clientB.update(id, #"{"offset":[0,900],"seq":2}"#).status == 200)
+        #expect(try clientB.get("/v1/sessions/\(id)/layout").status == 200)
+        usleep(200_000)
+        #expect(try clientA.update(id, #"{"offset":[0,1300],"seq":3}"#).status == 200)
+        #expect(try clientB.get("/readyz").status == 200)
+        // b stops (its inbox read in one transaction), a continues, then stops and releases.
+        b.stop()
+        #expect(try clientA.update(id, #"{"offset":[0,1700],"seq":4}"#).status == 200)
+        a.stop()
+        let log = try admin.send(RedisCommand("ACL", "LOG"))
+        #expect(log.array?.isEmpty == true, "refused: \(log)")
+        // The session survived it all, at seq 4.
+        let c = try instance()
+        defer { c.stop() }
+        #expect(try c.connect().state(id).int("seq") == 4)
+    }
+}
