@@ -98,6 +98,41 @@ struct SessionOwnershipTests {
         #expect(o.phase == .released && o.admit(now: 3) == .moved)
     }
 
+    /// An owner whose writes do not get through (the store refuses them, or is away) answers
+    /// changes from memory only until the oldest unwritten one is `limit` old; then it writes
+    /// first. An audit saw an owner answer ~90 updates its writes could not store (renewals got
+    /// through, writes were refused OOM) before another instance took the session.
+    @Test func changesLeftUnwrittenTooLongAreWrittenBeforeMore() {
+        let limit: Int64 = 600
+        var o = SessionOwnership.acquired(epoch: 2, version: 5, handleLimit: 1024, sentAt: 0, lease: Self.lease)
+        #expect(o.admit(now: 10_000, unwrittenLimit: limit) == .serve, "nothing unwritten")
+        _ = o.changed(highestHandle: 3, at: 100)
+        _ = o.changed(highestHandle: 3, at: 400)
+        #expect(o.unwrittenSince == 100, "the oldest change counts")
+        #expect(o.admit(now: 699, unwrittenLimit: limit) == .serve)
+        #expect(o.admit(now: 700, unwrittenLimit: limit) == .writeFirst)
+        // A failed write changes nothing; a write of everything clears it.
+        let first = o.beginWrite(now: 650, highestHandle: 3, block: Self.block)!
+        o.writeFailed()
+        #expect(o.admit(now: 700, unwrittenLimit: limit) == .writeFirst)
+        // A change while a write is under way: still unwritten after it, counted from its start.
+        let second = o.beginWrite(now: 710, highestHandle: 3, block: Self.block)!
+        _ = o.changed(highestHandle: 3, at: 720)
+        o.writeSucceeded(second, lease: Self.lease)
+        #expect(o.unwrittenSince == 710 && o.isDirty)
+        #expect(o.admit(now: 1_309, unwrittenLimit: limit) == .serve)
+        #expect(o.admit(now: 1_310, unwrittenLimit: limit) == .writeFirst)
+        o.writeSucceeded(first, lease: Self.lease)  // an older write confirmed late
+        #expect(o.unwrittenSince == 710)
+        let third = o.beginWrite(now: 1_320, highestHandle: 3, block: Self.block)!
+        o.writeSucceeded(third, lease: Self.lease)
+        #expect(o.unwrittenSince == nil && !o.isDirty)
+        #expect(o.admit(now: 5_000, unwrittenLimit: limit) == .serve)
+        // The lease comes first.
+        _ = o.changed(highestHandle: 3, at: 0)
+        #expect(o.admit(now: 1_320 + Self.lease, unwrittenLimit: limit) == .renewFirst)
+    }
+
     @Test func renewalsAreDueEveryIntervalAndExtendTheLease() {
         var o = SessionOwnership.acquired(epoch: 1, version: 1, handleLimit: 10, sentAt: 100, lease: Self.lease)
         #expect(!o.needsRenewal(now: 100 + 499, interval: 500))

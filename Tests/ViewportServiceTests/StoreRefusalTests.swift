@@ -74,4 +74,60 @@ struct StoreRefusalTests {
         defer { c.stop() }
         #expect(try c.connect().state(id).int("seq") == 4)
     }
+
+    @Test func anOwnerWhoseWritesAreRefusedStopsAnsweringChangesItCannotStore() throws {
+        // Renewals get through, writes are refused (here: HSET taken from the ACL user; in an
+        // audit: OOM under memory pressure). The owner answered every update from memory for as
+        // long as its lease held, which renewals extended without end: everything it answered
+        // was lost when another instance took the session. Now changes wait at most
+        // flushInterval + timeout to be written, then 503.
+        let redis = try RedisTestServer(arguments: ["--requirepass", "admin"])
+        defer { redis.stop() }
+        let admin = RedisPool(endpoint: RedisEndpoint(host: "127.0.0.1", port: redis.port, password: "admin"), connectTimeout: 2, commandTimeout: 2, capacity: 1)
+        let acl = try Self.documentedACL(password: "app-pw")
+        #expect(try admin.send(RedisCommand(acl[0], arguments: Array(acl.dropFirst()))) == .status("OK"))
+        let service = try TestService { c in
+            c.store.url = "redis://viewportd:app-pw@127.0.0.1:\(redis.port)"
+            c.store.flushInterval = .milliseconds(50)
+            c.store.timeout = .milliseconds(300)
+        }
+        defer { service.stop() }
+        let client = try service.connect()
+        let items = listItems(2000, height: 50, reuses: ["row"])
+        let (id, opened) = try client.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
+        var model = ClientModel(items: items, viewport: [375, 667])
+        model.open(opened.object("plan"))
+        func step() throws -> Int {
+            let y = Double(model.seq + 1) * 97
+            let reply = try client.update(id, #"{"offset":[0,\#(number(y))],"seq":\#(model.seq + 1)}"#)
+            if reply.status == 200 { model.apply(reply.json, offset: [0, y]) }
+            return reply.status
+        }
+        #expect(try step() == 200)
+        usleep(200_000)
+        #expect(try admin.send(RedisCommand("ACL", "SETUSER", "viewportd", "-hset")) == .status("OK"))
+        let revoked = Date()
+        var lastAnswered = 0.0
+        var refused = 0
+        while Date().timeIntervalSince(revoked) < 2.5 {
+            switch try step() {
+            case 200: lastAnswered = Date().timeIntervalSince(revoked)
+            case 503: refused += 1
+            case let status: Issue.record("status \(status)")
+            }
+            usleep(40_000)
+        }
+        #expect(refused > 0, "changes the store refuses are answered without end")
+        // flushInterval + timeout = 0.35 s after the first unwritten change, plus a writer round.
+        #expect(lastAnswered < 0.8, "answered \(lastAnswered) s after writes began to be refused")
+        // Writes allowed again: everything answered is written, the session goes on.
+        #expect(try admin.send(RedisCommand("ACL", "SETUSER", "viewportd", "+hset")) == .status("OK"))
+        #expect(try eventually(within: 5) { try step() == 200 })
+        let other = try TestService { c in
+            c.store.url = "redis://viewportd:app-pw@127.0.0.1:\(redis.port)"
+            c.store.flushInterval = .milliseconds(50)
+        }
+        defer { other.stop() }
+        model.check(state: try other.connect().state(id))
+    }
 }

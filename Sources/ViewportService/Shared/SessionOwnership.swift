@@ -48,6 +48,9 @@ struct SessionOwnership: Sendable, Equatable {
     private(set) var touched = false
     /// Whether a write was ever sent (its reply may have been lost: the store may have it).
     private(set) var writeBegun = false
+    /// Monotonic nanoseconds since which changes wait to be written (nil when none do): the
+    /// oldest answered change a store outage or refusal could lose.
+    private(set) var unwrittenSince: Int64?
 
     /// A session opened on this instance.
     static func fresh() -> SessionOwnership {
@@ -79,26 +82,36 @@ struct SessionOwnership: Sendable, Equatable {
         case serve
         /// The lease may have lapsed: renew it (synchronously) before answering.
         case renewFirst
+        /// Changes answered long ago are still not written (the store refuses or does not
+        /// answer): write them (synchronously) before answering more, so that what another
+        /// instance taking the session over could lose stays bounded.
+        case writeFirst
         /// Another instance owns it now (or is taking it): look it up in the store again.
         case moved
         /// Deleted: 404.
         case gone
     }
 
-    /// Whether a request may be answered from this copy at `now`.
-    func admit(now: Int64) -> Admission {
+    /// Whether a request may be answered from this copy at `now`, with changes left unwritten at
+    /// most `unwrittenLimit` nanoseconds (`store.flushInterval` + `store.timeout`: a healthy
+    /// writer writes every change within that).
+    func admit(now: Int64, unwrittenLimit: Int64 = .max) -> Admission {
         switch phase {
         case .fresh: return .serve
-        case .owned: return now < validUntil ? .serve : .renewFirst
+        case .owned:
+            guard now < validUntil else { return .renewFirst }
+            if let since = unwrittenSince, now - since >= unwrittenLimit { return .writeFirst }
+            return .serve
         case .handingOver, .released, .lost: return .moved
         case .deleted: return .gone
         }
     }
 
-    /// A request changed the session; answers whether the answer must wait for a write that
-    /// reserves handles up to `highestHandle` (nil: answer now, the change is written behind).
-    mutating func changed(highestHandle: Int) -> Bool {
+    /// A request changed the session at `now`; answers whether the answer must wait for a write
+    /// that reserves handles up to `highestHandle` (nil: answer now, the change is written behind).
+    mutating func changed(highestHandle: Int, at now: Int64 = 0) -> Bool {
         version += 1
+        if unwrittenSince == nil { unwrittenSince = now }
         return highestHandle > handleLimit
     }
 
@@ -139,6 +152,8 @@ struct SessionOwnership: Sendable, Equatable {
     mutating func writeSucceeded(_ ticket: WriteTicket, lease: Int64) {
         guard ticket.epoch == epoch else { return }
         storedVersion = max(storedVersion, ticket.version)
+        // Changes made while the write was under way are no older than its start.
+        if let since = unwrittenSince { unwrittenSince = storedVersion >= version ? nil : max(since, ticket.sentAt) }
         everStored = true
         handleLimit = max(handleLimit == .max ? 0 : handleLimit, ticket.handleLimit)
         if phase == .fresh { phase = .owned }

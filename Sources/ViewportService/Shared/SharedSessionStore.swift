@@ -27,6 +27,11 @@ final class SharedSessionStore: SessionRepository {
     /// Nanoseconds: the lease, and how often a clean session's lease is renewed.
     let leaseNanoseconds: Int64
     let renewNanoseconds: Int64
+    /// Changes answered from memory wait at most this long to be written (`store.flushInterval`
+    /// + `store.timeout`, what a healthy writer takes at worst); then a request writes first, and
+    /// answers 503 while the store does not take the write. Bounds what an owner cut off from the
+    /// store, whose sessions another instance takes after the lease, can lose.
+    let unwrittenLimit: Int64
     /// Most commands per pipeline.
     static let batchLimit = 512
 
@@ -54,6 +59,7 @@ final class SharedSessionStore: SessionRepository {
         self.flushInterval = flushInterval
         self.leaseNanoseconds = store.leaseMilliseconds * 1_000_000
         self.renewNanoseconds = max(1, store.leaseMilliseconds * 1_000_000 / 4)
+        self.unwrittenLimit = Int64((flushInterval + store.pool.commandTimeout) * 1e9)
         self.metrics = metrics
         self.logger = logger
     }
@@ -108,16 +114,31 @@ final class SharedSessionStore: SessionRepository {
     ) throws(Problem) -> R? {
         let outcome = try handle.state.withLock { (state) throws(Problem) -> Attempt<R> in
             guard !state.closed else { throw SessionStore.notFound(handle.id) }
-            switch state.ownership.admit(now: Monotonic.nanoseconds()) {
+            let now = Monotonic.nanoseconds()
+            var admission = state.ownership.admit(now: now, unwrittenLimit: unwrittenLimit)
+            if admission == .renewFirst {
+                guard try renewNow(handle, &state) else { return .moved }
+                // The lease holds again; changes may still wait to be written (renewals can get
+                // through where writes do not).
+                admission = state.ownership.admit(now: now, unwrittenLimit: unwrittenLimit)
+            }
+            switch admission {
             case .gone: throw SessionStore.notFound(handle.id)
             case .moved: return .moved
             case .renewFirst:
-                guard try renewNow(handle, &state) else { return .moved }
+                throw Problem.unavailable("session \(handle.id): the shared store did not renew this instance's lease; retry shortly")
+            case .writeFirst:
+                do throws(Problem) {
+                    try writeNow(handle, &state)
+                } catch {
+                    if state.ownership.phase == .lost { return .moved }
+                    throw error
+                }
             case .serve: break
             }
             let change = try body(&state.session)
             if change.changed {
-                _ = state.ownership.changed(highestHandle: state.session.nextHandle - 1)
+                _ = state.ownership.changed(highestHandle: state.session.nextHandle - 1, at: now)
             } else {
                 state.ownership.read()
             }
@@ -352,7 +373,7 @@ final class SharedSessionStore: SessionRepository {
                 case .gone: return false
                 case .moved: return nil  // handed over meanwhile: look again
                 case .renewFirst: guard try renewNow(handle, &state) else { return nil }
-                case .serve: break
+                case .serve, .writeFirst: break  // deleted: what is unwritten goes with it
                 }
                 var ownership = state.ownership
                 if let epoch = ownership.delete() {
