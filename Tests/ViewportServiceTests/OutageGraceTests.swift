@@ -124,4 +124,76 @@ struct OutageGraceTests {
         let grace = try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer ?? -2
         #expect(grace > 1500 && grace <= 2000)
     }
+
+    @Test func aLeaseNeverOutlivesItsOwnersHeartbeatAfterTheStoreLostItsKeys() throws {
+        // An audit: a store restarted empty; the owner wrote its session back, another instance
+        // took it by handover and answered an update, and a third took it from that one before
+        // its next heartbeat (a lease without a heartbeat is a dead owner's): the update was lost.
+        // Taking, writing and renewing a session now also write the owner's heartbeat.
+        defer { redis.stop() }
+        let owner = instance("owner")
+        let taker = instance("taker")
+        let id = "abcdefabcdefabcdefabcdefabcdef01"
+        func beats(_ name: String) throws -> Bool { try raw.send(RedisCommand("EXISTS", keys.instance(name))).integer == 1 }
+        // Written back into an empty store: the write is the owner's heartbeat too.
+        #expect([.ok, .layoutMissing].contains(open(id, on: owner)))
+        #expect(try beats("owner"))
+        _ = try raw.send(RedisCommand("DEL", keys.instance("owner")))
+        #expect(owner.renew([(id, 1, false, [])]).first == .ok)
+        #expect(try beats("owner"))
+        // Released, then taken by an instance that never sent a heartbeat to this store.
+        let release = RedisStateStore.Write(
+            session: id, ticket: .init(epoch: 1, version: 2, handleLimit: 1024, create: false, sentAt: 0), snapshot: Array("v2".utf8),
+            layouts: [], release: true)
+        #expect([.ok, .layoutMissing].contains(owner.write([release]).first ?? .failed))
+        guard case .acquired(let epoch, _, _, _, _) = try taker.acquire(id, replyKey: keys.reply("r")) else {
+            Issue.record("a released session is free")
+            return
+        }
+        #expect(epoch == 3)
+        #expect(try beats("taker"), "a lease without its owner's heartbeat would be taken as a dead owner's")
+        // So a third instance asks the taker instead of taking the session from the record.
+        guard case .owned(let by, _) = try instance("third").acquire(id, replyKey: keys.reply("r3")) else {
+            Issue.record("the session was taken from a live owner")
+            return
+        }
+        #expect(by == "taker")
+    }
+
+    @Test func duringTheGraceAnOwnerNotHeardFromSoonIsTakenAsDead() throws {
+        // An audit: with every instance killed and restarted, sessions waited a whole lease of
+        // grace after the restart, however long ago their leases had ended. An owner still alive
+        // is heard from within `comebackMilliseconds` of the store answering again (its writer's
+        // next round); one that is not, is dead.
+        defer { redis.stop() }
+        let owner = instance("owner")
+        let asker = instance("asker")
+        let dead = "11111111111111111111111111111111"
+        let alive = "22222222222222222222222222222222"
+        #expect([.ok, .layoutMissing].contains(open(dead, on: instance("crashed"))))
+        #expect([.ok, .layoutMissing].contains(open(alive, on: owner)))
+        try simulateOutage(of: [dead, alive], owner: "crashed")
+        _ = try raw.send(RedisCommand("DEL", keys.instance("owner")))
+        try asker.heartbeat()  // notes the silence: the grace starts now
+        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer ?? 0 > 0)
+        guard case .outage = try asker.acquire(dead, replyKey: keys.reply("r")) else {
+            Issue.record("right after the store answers again, any owner may still come back")
+            return
+        }
+        // Later in the grace (as if it had started `comeback` ago): the owner heard from again
+        // (its heartbeat) is waited for; the one never heard from is dead.
+        let started = try storeNow() - owner.comebackMilliseconds - 1
+        _ = try raw.send(RedisCommand("SET", keys.prefix + "grace", String(started), "PX", "1500"))
+        try owner.heartbeat()
+        guard case .outage = try asker.acquire(alive, replyKey: keys.reply("r")) else {
+            Issue.record("an owner heard from again gets the rest of the grace to write back")
+            return
+        }
+        guard case .acquired(_, _, _, let snapshot, _) = try asker.acquire(dead, replyKey: keys.reply("r")) else {
+            Issue.record("an owner not heard from within comebackMilliseconds is taken as dead")
+            return
+        }
+        #expect(snapshot == Array("v1".utf8))
+        #expect(owner.comebackMilliseconds == 100 + 250 + 2000, "flushInterval + the pool's retry interval + its command timeout")
+    }
 }

@@ -120,6 +120,9 @@ struct StoreRefusalTests {
         #expect(refused > 0, "changes the store refuses are answered without end")
         // flushInterval + timeout = 0.35 s after the first unwritten change, plus a writer round.
         #expect(lastAnswered < 0.8, "answered \(lastAnswered) s after writes began to be refused")
+        // Renewals and heartbeats get through, writes do not: not ready (an audit saw 200).
+        #expect(try client.get("/readyz").status == 503)
+        #expect(try client.get("/healthz").json["store"] as? String == "unavailable")
         // Writes allowed again: everything answered is written, the session goes on.
         #expect(try admin.send(RedisCommand("ACL", "SETUSER", "viewportd", "+hset")) == .status("OK"))
         #expect(try eventually(within: 5) { try step() == 200 })

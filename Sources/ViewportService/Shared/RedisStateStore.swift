@@ -20,11 +20,17 @@ final class RedisStateStore: Sendable {
     let handleBlock: Int
     let metrics: ServiceMetrics
     let health: StoreHealth
+    /// How soon a live owner is heard from again once the store answers after an outage (its
+    /// writer's next round after the pool's fail-fast interval, plus a round trip): during the
+    /// grace after an outage a session whose owner is not back by then is taken.
+    let comebackMilliseconds: Int64
 
     init(
         pool: RedisPool, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
-        layoutMilliseconds: Int64, handoverWait: Double, handleBlock: Int, metrics: ServiceMetrics, health: StoreHealth
+        layoutMilliseconds: Int64, handoverWait: Double, handleBlock: Int, metrics: ServiceMetrics, health: StoreHealth,
+        flushInterval: Double = 0.1
     ) {
+        self.comebackMilliseconds = Int64(((flushInterval + pool.retryInterval + pool.commandTimeout) * 1000).rounded(.up))
         self.pool = pool
         self.keys = keys
         self.instance = instance
@@ -66,7 +72,10 @@ final class RedisStateStore: Sendable {
         func check(_ reply: RedisReply) -> String? {
             guard case .error(let message) = reply else { return nil }
             let code = message.prefix { $0 != " " }
-            return refusalCodes.contains(where: { $0 == code }) ? message : nil
+            if refusalCodes.contains(where: { $0 == code }) { return message }
+            // A command a script calls and the ACL forbids: Redis 7.0 answers `ERR The user
+            // executing the script can't run this command…`, later versions `NOPERM …`.
+            return code == "ERR" && (message.contains("can't run this command") || message.contains("no permissions")) ? message : nil
         }
         if let reply = result as? RedisReply { return check(reply) }
         if let replies = result as? [RedisReply] { return replies.lazy.compactMap(check).first }
@@ -144,7 +153,10 @@ final class RedisStateStore: Sendable {
         let reply = try timed("acquire") { () throws(RedisError) in
             try pool.send(.evalsha(
                 StoreScripts.acquire, keys: [keys.session(id), keys.lease(id)],
-                arguments: [instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds, outageGapMilliseconds]))
+                arguments: [
+                    instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds, outageGapMilliseconds,
+                    comebackMilliseconds,
+                ]))
         }
         guard let fields = reply.array, let kind = fields.first?.text else {
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -213,7 +225,7 @@ final class RedisStateStore: Sendable {
                 StoreScripts.write,
                 keys: [
                     keys.session(w.session), keys.lease(w.session), keys.layout(w.layouts.first ?? ""),
-                    keys.layout(w.layouts.last ?? ""), w.replyKey ?? keys.reply("none"),
+                    keys.layout(w.layouts.last ?? ""), w.replyKey ?? keys.reply("none"), keys.instance(instance),
                 ],
                 arguments: [
                     instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,
@@ -229,7 +241,10 @@ final class RedisStateStore: Sendable {
         outcomes("renew", renewals.map { r in
             RedisCommand.evalsha(
                 StoreScripts.renew,
-                keys: [keys.session(r.session), keys.lease(r.session), keys.layout(r.layouts.first ?? ""), keys.layout(r.layouts.last ?? "")],
+                keys: [
+                    keys.session(r.session), keys.lease(r.session), keys.layout(r.layouts.first ?? ""), keys.layout(r.layouts.last ?? ""),
+                    keys.instance(instance),
+                ],
                 arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0, layoutMilliseconds])
         })
     }
@@ -283,7 +298,7 @@ final class RedisStateStore: Sendable {
         do {
             reply = try connection.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)))
         } catch {
-            health.record(ok: false)
+            health.record(ok: false, reason: "inbox: \(error)")
             throw StoreFailure(operation: "inbox", error: error)
         }
         return reply.array?.last?.text.flatMap(Self.handoverRequest)

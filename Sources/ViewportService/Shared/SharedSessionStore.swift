@@ -276,7 +276,7 @@ final class SharedSessionStore: SessionRepository {
                 }
             case .outage(let left):
                 throw Problem.unavailable(
-                    "session \(id): the shared store was unreachable from every instance a moment ago; the instance that held the session gets time to write back what it answered meanwhile; retry shortly",
+                    "session \(id): the shared store heard from no instance for a while (it was unreachable, or no instance ran); the instance that held the session may still write back what it answered meanwhile; retry shortly",
                     retryAfter: Int((Double(max(left, 0)) / 1000).rounded(.up)))
             case .acquired(let epoch, let reservedBefore, let version, let snapshot, let stolen):
                 let handle = try adopt(id, epoch: epoch, reservedBefore: reservedBefore, version: version, snapshot: snapshot, sentAt: sentAt)
@@ -443,6 +443,7 @@ final class SharedSessionStore: SessionRepository {
     /// One round of the writer: the heartbeat, the dirty sessions, and the leases due for renewal.
     func flushOnce() {
         do { try store.heartbeat() } catch {}
+        store.health.logIfChanged()
         let now = Monotonic.nanoseconds()
         let queued = dirty.withLock { queue in
             defer { queue.removeAll(keepingCapacity: true) }

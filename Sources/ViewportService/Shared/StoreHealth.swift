@@ -1,40 +1,63 @@
 import Logging
 import Synchronization
 
-/// Whether the shared store answers, as `/healthz` and `/readyz` report it: the outcome of the
-/// last round trip (requests' and the flusher's, which tries at least every flush interval). A
-/// store that answers but refuses the commands (a wrong password, missing ACL permissions, out of
-/// memory, a read-only replica) counts as down. Changes are logged (down as a warning with the
-/// reason, back as a notice), at most one line per `logInterval`: a store that refuses some
-/// commands and takes others flips at every round trip.
+/// Whether the shared store answers, as `/healthz`, `/readyz` and `viewportd_store_up` report
+/// it: down from any failed round trip (no answer, or a refusal: a wrong password, a missing ACL
+/// permission, `OOM`, a read-only replica) until `hold` passes without one. A store that takes
+/// some commands and refuses others (renewals through, writes refused) stays down, instead of
+/// reading up after every command it takes (an audit: `/readyz` at 200 while every owned
+/// session answered 503).
+///
+/// ``logIfChanged()`` (the writer calls it every round) logs the state when it differs from the
+/// state last logged, at most once per `logInterval`: a flapping store does not flood the log,
+/// and the log always comes to the current state.
 final class StoreHealth: Sendable {
-    private let up = Atomic<Bool>(true)
+    /// Monotonic nanoseconds of the last failure (`.min`: none yet).
+    private let lastFailure = Atomic<Int64>(.min)
+    private let reason = Mutex<String>("")
     private let logger: Logger?
     /// The state last logged and when (monotonic ns).
     private let logged = Mutex<(up: Bool, at: Int64)>((true, .min / 2))
-    static let logInterval: Int64 = 5_000_000_000
+    let hold: Int64
+    let logInterval: Int64
 
-    init(logger: Logger? = nil) {
+    init(logger: Logger? = nil, hold: Double = 1, logInterval: Double = 5) {
         self.logger = logger
+        self.hold = Int64(hold * 1e9)
+        self.logInterval = Int64(logInterval * 1e9)
     }
 
-    var isUp: Bool { up.load(ordering: .relaxed) }
+    var isUp: Bool { isUp(now: Monotonic.nanoseconds()) }
+
+    private func isUp(now: Int64) -> Bool {
+        let failed = lastFailure.load(ordering: .relaxed)
+        return failed == .min || now - failed >= hold
+    }
 
     func record(ok: Bool, reason: @autoclosure () -> String = "") {
-        guard up.load(ordering: .relaxed) != ok, up.compareExchange(expected: !ok, desired: ok, ordering: .relaxed).exchanged,
-            let logger
-        else { return }
+        guard !ok else { return }
+        lastFailure.store(Monotonic.nanoseconds(), ordering: .relaxed)
+        let text = reason()
+        if !text.isEmpty { self.reason.withLock { $0 = text } }
+    }
+
+    /// Logs the state if it changed since the last line (down as a warning with the last
+    /// failure's reason, back as a notice), at most once per `logInterval`.
+    func logIfChanged() {
+        guard let logger else { return }
         let now = Monotonic.nanoseconds()
+        let up = isUp(now: now)
         let log = logged.withLock { logged -> Bool in
-            guard logged.up != ok, now - logged.at >= Self.logInterval else { return false }
-            logged = (ok, now)
+            guard logged.up != up, now - logged.at >= logInterval else { return false }
+            logged = (up, now)
             return true
         }
         guard log else { return }
-        if ok {
+        if up {
             logger.notice("the shared store answers again")
         } else {
-            logger.warning("the shared store is unavailable: \(reason()); requests that need it answer 503 until it answers")
+            let why = reason.withLock { $0 }
+            logger.warning("the shared store is unavailable: \(why); requests that need it answer 503 until it answers")
         }
     }
 }

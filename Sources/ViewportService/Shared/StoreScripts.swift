@@ -37,7 +37,8 @@ enum StoreScripts {
         """#)
 
     /// KEYS: session, lease. ARGV: instance, lease ms, handle block, reply key, key prefix,
-    /// session id, inbox ms, gap ms.
+    /// session id, inbox ms, gap ms, comeback ms (how soon a live owner is heard from once the
+    /// store answers again).
     ///
     /// `{'missing'}` when there is no such session; `{'wait', owner, lease ms left}` when a live
     /// instance owns it (a handover request `<id> <reply key>` is pushed to that owner's inbox);
@@ -64,9 +65,22 @@ enum StoreScripts {
           local leaseMs, prefix, gap = tonumber(ARGV[2]), ARGV[5], tonumber(ARGV[8])
         """# + "\n" + notingOutages + "\n" + #"""
           local grace = redis.call('PTTL', prefix .. 'grace')
-          if grace > 0 then return {'outage', grace} end
+          if grace > 0 then
+            -- Wait for the owner while it is heard from again (its lease lapsed: it takes it back
+            -- with its next write), or while an owner still alive may not have been yet; an
+            -- owner not back by then is taken as dead (every instance crashed, say).
+            local owner = redis.call('HGET', KEYS[1], 'owner')
+            local alive = owner and owner ~= ARGV[1] and redis.call('EXISTS', prefix .. 'instance:' .. owner) == 1
+            local started = tonumber(redis.call('GET', prefix .. 'grace') or '0')
+            if alive or now - started < tonumber(ARGV[9]) then return {'outage', grace} end
+          end
         end
         redis.call('HDEL', KEYS[1], 'free')
+        redis.call('HSET', KEYS[1], 'owner', ARGV[1])
+        -- The new owner's heartbeat exists as long as its lease does (a store that restarted
+        -- empty has none until the owner's next heartbeat: a lease without one is taken as a
+        -- dead owner's).
+        redis.call('SET', ARGV[5] .. 'instance:' .. ARGV[1], '1', 'PX', ARGV[2])
         local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
         local hwm = tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0')
         redis.call('HSET', KEYS[1], 'hwm', hwm + tonumber(ARGV[3]))
@@ -74,7 +88,8 @@ enum StoreScripts {
         return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
         """#)
 
-    /// KEYS: session, lease, layout, previous layout, reply. ARGV: instance, epoch, version,
+    /// KEYS: session, lease, layout, previous layout, reply, the writer's heartbeat. ARGV:
+    /// instance, epoch, version,
     /// snapshot, handle reserve, lease ms, session ms, layout ms, create ('1'/'0'), mode
     /// ('write'/'release'), reply ('1'/'0').
     ///
@@ -91,7 +106,7 @@ enum StoreScripts {
         local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then
-          redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0')
+          redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0', 'owner', ARGV[1])
           epoch = ARGV[2]
         end
         if epoch ~= ARGV[2] then return 'lost' end
@@ -118,11 +133,13 @@ enum StoreScripts {
           end
         else
           redis.call('SET', KEYS[2], token, 'PX', ARGV[6])
+          redis.call('SET', KEYS[6], '1', 'PX', ARGV[6])
         end
         return answer
         """#)
 
-    /// KEYS: session, lease, layout, previous layout. ARGV: instance, epoch, lease ms, session ms
+    /// KEYS: session, lease, layout, previous layout, the owner's heartbeat. ARGV: instance, epoch,
+    /// lease ms, session ms
     /// ('0': leave the session's expiry), layout ms. Renews the lease of an owner that still is
     /// one: `ok` or `lost`, or `missing` when the server lost the record (the owner writes it
     /// again). A session read since the last renewal lives on, and so do its layouts (a session
@@ -135,6 +152,7 @@ enum StoreScripts {
         local lease = redis.call('GET', KEYS[2])
         if lease and lease ~= token then return 'lost' end
         redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
+        redis.call('SET', KEYS[5], '1', 'PX', ARGV[3])
         if ARGV[4] ~= '0' then
           redis.call('PEXPIRE', KEYS[1], ARGV[4])
           redis.call('PEXPIRE', KEYS[3], ARGV[5])

@@ -34,7 +34,7 @@ struct Repositories: Sendable {
             pool: pool, keys: StoreKeys(prefix: settings.keyPrefix), instance: instanceID(),
             leaseMilliseconds: Int64(lease * 1000), sessionMilliseconds: Int64((idle + lease) * 1000),
             layoutMilliseconds: Int64((2 * idle + lease) * 1000), handoverWait: timeout, handleBlock: handleBlock,
-            metrics: metrics, health: StoreHealth(logger: logger))
+            metrics: metrics, health: StoreHealth(logger: logger), flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
         let sharedSessions = SharedSessionStore(
             local: sessions, layouts: sharedLayouts, store: store, flushInterval: ServiceConfiguration.seconds(settings.flushInterval),
