@@ -11,7 +11,7 @@ struct SessionOwnershipTests {
         var o = SessionOwnership.fresh()
         #expect(o.admit(now: 0) == .serve)
         #expect(o.handleLimit == .max)
-        #expect(o.changed(highestHandle: 50_000) == false, "never written: no reserve needed")
+        #expect(o.changed(highestHandle: 50_000, at: 0) == false, "never written: no reserve needed")
         #expect(o.isDirty)
         let ticket = o.beginWrite(now: 10, highestHandle: 12, block: Self.block)
         #expect(ticket == SessionOwnership.WriteTicket(epoch: 1, version: 2, handleLimit: 12 + 1024, create: true, sentAt: 10))
@@ -27,8 +27,8 @@ struct SessionOwnershipTests {
 
     @Test func handlesBeyondTheReserveNeedAWriteBeforeTheAnswerAndTheWriterReservesAhead() {
         var o = SessionOwnership.acquired(epoch: 7, version: 40, handleLimit: 2048, sentAt: 0, lease: Self.lease)
-        #expect(o.changed(highestHandle: 2048) == false)
-        #expect(o.changed(highestHandle: 2049) == true)
+        #expect(o.changed(highestHandle: 2048, at: 0) == false)
+        #expect(o.changed(highestHandle: 2049, at: 0) == true)
         // Half a block left: the next write reserves another block.
         let ticket = o.beginWrite(now: 1, highestHandle: 1600, block: Self.block)
         #expect(ticket?.handleLimit == 1600 + 1024)
@@ -42,12 +42,12 @@ struct SessionOwnershipTests {
 
     @Test func aWriteThatFailsStaysDirtyAndALostOneEndsTheCopy() {
         var o = SessionOwnership.acquired(epoch: 3, version: 5, handleLimit: 100, sentAt: 0, lease: Self.lease)
-        _ = o.changed(highestHandle: 10)
+        _ = o.changed(highestHandle: 10, at: 0)
         let ticket = o.beginWrite(now: 5, highestHandle: 10, block: Self.block)!
         o.writeFailed()
         #expect(o.isDirty && o.phase == .owned)
         #expect(o.validUntil == Self.lease / 4 * 3, "a failed write does not extend the lease")
-        _ = o.changed(highestHandle: 10)
+        _ = o.changed(highestHandle: 10, at: 0)
         // A write of an older version confirmed later leaves the newer change dirty.
         o.writeSucceeded(ticket, lease: Self.lease)
         #expect(o.isDirty)
@@ -63,7 +63,7 @@ struct SessionOwnershipTests {
         var fresh = SessionOwnership.fresh()
         #expect(fresh.handoverRequested(now: 0, highestHandle: 3, block: Self.block) == .notHere)
         var o = SessionOwnership.acquired(epoch: 9, version: 12, handleLimit: 1024, sentAt: 0, lease: Self.lease)
-        _ = o.changed(highestHandle: 30)
+        _ = o.changed(highestHandle: 30, at: 0)
         guard case .release(let ticket) = o.handoverRequested(now: 1, highestHandle: 30, block: Self.block) else {
             Issue.record("an owned session is handed over")
             return
@@ -85,7 +85,7 @@ struct SessionOwnershipTests {
     /// store: the store refuses that write, and the released copy was not cut off.
     @Test func aWriteRefusedAfterAHandoverIsNoNews() {
         var o = SessionOwnership.acquired(epoch: 4, version: 2, handleLimit: 1024, sentAt: 0, lease: Self.lease)
-        _ = o.changed(highestHandle: 5)
+        _ = o.changed(highestHandle: 5, at: 0)
         let behind = o.beginWrite(now: 1, highestHandle: 5, block: Self.block)
         #expect(behind != nil)
         guard case .release(let ticket) = o.handoverRequested(now: 2, highestHandle: 5, block: Self.block) else {

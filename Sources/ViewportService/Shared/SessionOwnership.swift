@@ -108,8 +108,9 @@ struct SessionOwnership: Sendable, Equatable {
     }
 
     /// A request changed the session at `now`; answers whether the answer must wait for a write
-    /// that reserves handles up to `highestHandle` (nil: answer now, the change is written behind).
-    mutating func changed(highestHandle: Int, at now: Int64 = 0) -> Bool {
+    /// that reserves handles up to `highestHandle` (false: answer now, the change is written
+    /// behind).
+    mutating func changed(highestHandle: Int, at now: Int64) -> Bool {
         version += 1
         if unwrittenSince == nil { unwrittenSince = now }
         return highestHandle > handleLimit

@@ -89,12 +89,12 @@ enum StoreScripts {
         """#)
 
     /// KEYS: session, lease, layout, previous layout, reply, the writer's heartbeat. ARGV:
-    /// instance, epoch, version,
-    /// snapshot, handle reserve, lease ms, session ms, layout ms, create ('1'/'0'), mode
-    /// ('write'/'release'), reply ('1'/'0').
+    /// instance, epoch, version, snapshot, handle reserve, lease ms, session ms, layout ms, create
+    /// ('1'/'0'), mode ('write'/'release'), reply ('1'/'0').
     ///
     /// Writes the snapshot if its version is newer than the stored one, raises the handle
-    /// reserve, and renews the lease (or takes back a lapsed one: same epoch, nobody took it);
+    /// reserve, and renews the lease and the writer's heartbeat (or takes back a lapsed lease:
+    /// same epoch, nobody took it);
     /// `release` then gives the session up (epoch + 1, no lease) and, with a reply, tells the
     /// instance that asked. A missing record is made: a session opened here (`create`), or one
     /// the server lost (restarted without persistence) while its owner still had it. A deleted
@@ -139,11 +139,10 @@ enum StoreScripts {
         """#)
 
     /// KEYS: session, lease, layout, previous layout, the owner's heartbeat. ARGV: instance, epoch,
-    /// lease ms, session ms
-    /// ('0': leave the session's expiry), layout ms. Renews the lease of an owner that still is
-    /// one: `ok` or `lost`, or `missing` when the server lost the record (the owner writes it
-    /// again). A session read since the last renewal lives on, and so do its layouts (a session
-    /// only read kept its record while its layout expired: an audit).
+    /// lease ms, session ms ('0': leave the session's expiry), layout ms. Renews the lease of an
+    /// owner that still is one: `ok` or `lost`, or `missing` when the server lost the record (the
+    /// owner writes it again). A session read since the last renewal lives on, and so do its
+    /// layouts (a session only read kept its record while its layout expired: an audit).
     static let renew = RedisScript(#"""
         local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
