@@ -196,4 +196,38 @@ struct OutageGraceTests {
         #expect(snapshot == Array("v1".utf8))
         #expect(owner.comebackMilliseconds == 100 + 250 + 2000, "flushInterval + the pool's retry interval + its command timeout")
     }
+
+    @Test func aSessionMissingFromAStoreThatLostItsKeysIsNotGoneYet() throws {
+        // An audit: after FLUSHALL (or an empty restart) other instances answered 404 for live
+        // sessions until their owners wrote them back, and a client that believes a 404 gives
+        // its session up. While the store may have lost a session, it is an outage (503).
+        defer { redis.stop() }
+        let asker = instance("asker")
+        let unknown = "33333333333333333333333333333333"
+        try asker.heartbeat()
+        #expect(try asker.acquire(unknown, replyKey: keys.reply("r")) == .missing)
+        #expect(try asker.sessionExists(unknown) == false)
+        _ = try raw.send(RedisCommand("FLUSHALL"))
+        // Before any heartbeat reaches it again…
+        guard case .outage = try asker.acquire(unknown, replyKey: keys.reply("r")) else {
+            Issue.record("a store without `beat` has lost its keys: not a 404 yet")
+            return
+        }
+        #expect(try asker.sessionExists(unknown))
+        // …and for a lease after the first one, which knows it wrote `beat` before.
+        try asker.heartbeat()
+        let grace = try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer ?? -2
+        #expect(grace > 1500 && grace <= 2000)
+        guard case .outage = try asker.acquire(unknown, replyKey: keys.reply("r")) else {
+            Issue.record("during the grace a missing session may still be written back")
+            return
+        }
+        _ = try raw.send(RedisCommand("DEL", keys.prefix + "grace"))
+        #expect(try asker.acquire(unknown, replyKey: keys.reply("r")) == .missing)
+        #expect(try asker.sessionExists(unknown) == false)
+        // A new instance's first heartbeat on a store without `beat` starts no grace.
+        _ = try raw.send(RedisCommand("FLUSHALL"))
+        try instance("newcomer").heartbeat()
+        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer == -2)
+    }
 }

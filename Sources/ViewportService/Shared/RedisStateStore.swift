@@ -125,10 +125,24 @@ final class RedisStateStore: Sendable {
 
     // MARK: Sessions
 
-    /// Whether the store has the session (a deleted one's tombstone has no snapshot).
+    /// Whether the store has the session (a deleted one's tombstone has no snapshot), or may have
+    /// lost it while an owner still holds it: during a grace, or before the first heartbeat
+    /// after the store lost its keys (``StoreScripts/heartbeat``). Then the request goes on to
+    /// ``acquire(_:replyKey:)``, which answers `.outage` (503), not a 404 for a live session.
     func sessionExists(_ id: String) throws(StoreFailure) -> Bool {
-        try timed("exists") { () throws(RedisError) in try pool.send(RedisCommand("HEXISTS", keys.session(id), "snap")) }.integer == 1
+        let replies = try timed("exists") { () throws(RedisError) in
+            try pool.pipeline([
+                RedisCommand("HEXISTS", keys.session(id), "snap"), RedisCommand("EXISTS", keys.prefix + "beat"),
+                RedisCommand("PTTL", keys.prefix + "grace"),
+            ])
+        }
+        guard replies.count == 3 else { throw StoreFailure(operation: "exists", error: .unexpected("\(replies)")) }
+        return replies[0].integer == 1 || replies[1].integer == 0 || (replies[2].integer ?? -2) > 0
     }
+
+    /// Whether a heartbeat of this instance reached the store: one that finds no `beat` after
+    /// that knows the store lost its keys.
+    private let heardBefore = Atomic<Bool>(false)
 
     enum Acquisition: Equatable {
         /// No such session in the store.
@@ -281,9 +295,11 @@ final class RedisStateStore: Sendable {
     func heartbeat() throws(StoreFailure) {
         let reply = try timed("heartbeat") { () throws(RedisError) in
             try pool.send(.evalsha(
-                StoreScripts.heartbeat, keys: [keys.instance(instance)], arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds]))
+                StoreScripts.heartbeat, keys: [keys.instance(instance)],
+                arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"]))
         }
         if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
+        heardBefore.store(true, ordering: .relaxed)
     }
 
     /// This instance is gone (after its sessions were released).

@@ -21,16 +21,21 @@ enum StoreScripts {
         if last > 0 and now - last > gap then redis.call('SET', prefix .. 'grace', now, 'PX', leaseMs) end
         """#
 
-    /// KEYS: instance. ARGV: lease ms, key prefix, gap ms.
+    /// KEYS: instance. ARGV: lease ms, key prefix, gap ms, whether this instance's heartbeat
+    /// reached this store before ('1'/'0').
     ///
     /// This instance is alive for another lease (`instance:<id>`, with the lease as TTL), and the
     /// store heard from an instance now (`beat`, the store's clock). After a silence of every
     /// instance (see ``notingOutages``) a lease-long grace starts (`grace`), during which sessions
     /// whose owner did not release them are not taken from that owner (``acquire``): it gets to
     /// write back what it answered while the store was away, and takes its lapsed leases back.
+    /// The same grace starts when `beat` is gone although this instance wrote it before: the
+    /// store lost its keys (restarted empty, flushed), and sessions their owners still hold are
+    /// missing until written back (not a 404 meanwhile).
     static let heartbeat = RedisScript(#"""
         local leaseMs, prefix, gap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
         """# + "\n" + notingOutages + "\n" + #"""
+        if last == 0 and ARGV[4] == '1' then redis.call('SET', prefix .. 'grace', now, 'PX', leaseMs) end
         redis.call('SET', prefix .. 'beat', now)
         redis.call('SET', KEYS[1], '1', 'PX', leaseMs)
         return 'ok'
@@ -40,7 +45,8 @@ enum StoreScripts {
     /// session id, inbox ms, gap ms, comeback ms (how soon a live owner is heard from once the
     /// store answers again).
     ///
-    /// `{'missing'}` when there is no such session; `{'wait', owner, lease ms left}` when a live
+    /// `{'missing'}` when there is no such session (`{'outage', …}` while the store may have lost
+    /// it: see ``heartbeat``); `{'wait', owner, lease ms left}` when a live
     /// instance owns it (a handover request `<id> <reply key>` is pushed to that owner's inbox);
     /// `{'outage', ms left}` during the grace after every instance lost the store (see
     /// ``heartbeat``) when the previous owner did not release it (`free`): its owner may still
@@ -48,7 +54,14 @@ enum StoreScripts {
     /// reserved before, version, snapshot, stolen}` (stolen: the previous owner's lease was held
     /// but its heartbeat is gone). A handle block is reserved for the new owner.
     static let acquire = RedisScript(#"""
-        if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then return {'missing'} end
+        if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then
+          -- Missing during a grace, or before any heartbeat reached a store that lost its keys:
+          -- an owner may still write it back.
+          local grace = redis.call('PTTL', ARGV[5] .. 'grace')
+          if grace > 0 then return {'outage', grace} end
+          if redis.call('EXISTS', ARGV[5] .. 'beat') == 0 then return {'outage', tonumber(ARGV[2])} end
+          return {'missing'}
+        end
         local lease = redis.call('GET', KEYS[2])
         local stolen = 0
         if lease then
