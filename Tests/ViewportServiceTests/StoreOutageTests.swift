@@ -3,6 +3,33 @@ import Testing
 import ViewportService
 import ViewportTestSupport
 
+/// A session on a 3,000-row list that a test scrolls 97 pt a request, on any instance, with the
+/// client's model of its views.
+struct SteppedSession {
+    let id: String
+    var model: ClientModel
+    private var y = 0.0
+
+    init(on client: Client) throws {
+        let items = listItems(3000, height: 50, reuses: ["row", "ad"])
+        let (id, opened) = try client.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
+        self.id = id
+        model = ClientModel(items: items, viewport: [375, 667])
+        model.open(opened.object("plan"))
+    }
+
+    /// 97 pt further with the next `seq`; the model follows an answer 200.
+    mutating func step(_ client: Client) throws -> Reply {
+        let next = y + 97
+        let reply = try client.update(id, #"{"offset":[0,\#(number(next))],"seq":\#(model.seq + 1)}"#)
+        if reply.status == 200 {
+            y = next
+            model.apply(reply.json, offset: [0, y])
+        }
+        return reply
+    }
+}
+
 /// The shared store stops answering (redis-server paused with SIGSTOP) and comes back: requests
 /// answer within a bounded time, 503 with `Retry-After` where the store is needed, `/healthz`
 /// says so, and nothing answered 200 is lost.
@@ -11,21 +38,11 @@ struct StoreOutageTests {
     @Test func aPausedStoreBoundsEveryAnswerAndLosesNothingOnceItIsBack() throws {
         try withCluster(2) { cluster in
             let a = try cluster[0].connect(timeout: 10)
-            let items = listItems(3000, height: 50, reuses: ["row", "ad"])
-            let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
-            var model = ClientModel(items: items, viewport: [375, 667])
-            model.open(opened.object("plan"))
-            var y = 0.0
+            var session = try SteppedSession(on: a)
             func step(_ client: Client) throws -> (status: Int, seconds: Double, retryAfter: String?) {
-                let next = y + 97
                 let started = Date()
-                let reply = try client.update(id, #"{"offset":[0,\#(number(next))],"seq":\#(model.seq + 1)}"#)
-                let seconds = Date().timeIntervalSince(started)
-                if reply.status == 200 {
-                    y = next
-                    model.apply(reply.json, offset: [0, y])
-                }
-                return (reply.status, seconds, reply.header("Retry-After"))
+                let reply = try session.step(client)
+                return (reply.status, Date().timeIntervalSince(started), reply.header("Retry-After"))
             }
             for _ in 0..<5 { #expect(try step(a).status == 200) }
             usleep(200_000)
@@ -72,7 +89,7 @@ struct StoreOutageTests {
                 continued = try step(b)
                 return continued.status == 200
             }, "\(continued)")
-            model.check(state: try b.state(id))
+            session.model.check(state: try b.state(session.id))
         }
     }
 
@@ -83,18 +100,10 @@ struct StoreOutageTests {
         // store now notes that every instance had lost it, and gives owners a lease to write back.
         try withCluster(2) { cluster in
             let a = try cluster[0].connect(timeout: 10)
-            let items = listItems(3000, height: 50, reuses: ["row", "ad"])
-            let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
-            var model = ClientModel(items: items, viewport: [375, 667])
-            model.open(opened.object("plan"))
-            var y = 0.0
+            var session = try SteppedSession(on: a)
             func step(_ client: Client) throws -> Int {
-                let next = y + 97
-                let reply = try client.update(id, #"{"offset":[0,\#(number(next))],"seq":\#(model.seq + 1)}"#)
-                if reply.status == 200 {
-                    y = next
-                    model.apply(reply.json, offset: [0, y])
-                } else {
+                let reply = try session.step(client)
+                if reply.status != 200 {
                     #expect(reply.status == 503, "\(reply.text)")
                     #expect(reply.header("Retry-After") != nil)
                 }
@@ -119,8 +128,8 @@ struct StoreOutageTests {
                 return statuses.last == 200
             }, "\(statuses)")
             print("after the outage, on the other instance: \(statuses)")
-            model.check(state: try b.state(id))
-            #expect(try b.state(id).int("seq") == model.seq)
+            session.model.check(state: try b.state(session.id))
+            #expect(try b.state(session.id).int("seq") == session.model.seq)
         }
     }
 

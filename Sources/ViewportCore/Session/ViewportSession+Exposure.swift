@@ -76,7 +76,6 @@ extension ViewportSession {
         return (entered, left)
     }
 
-
     /// With `exposure`: the items on screen now, in layout order (empty without `exposure`).
     public var onScreen: [Int] {
         guard let rule = exposureRule else { return [] }

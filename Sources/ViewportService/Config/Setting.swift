@@ -120,6 +120,17 @@ struct Setting: Sendable {
         value > 0 ? nil : "\(value) must be greater than 0"
     }
 
+    /// A check that the value is at least the setting `name` (read earlier in the table), since
+    /// otherwise `consequence`.
+    static func atLeast(
+        _ path: any KeyPath<ServiceConfiguration, Int> & Sendable, _ name: String, otherwise consequence: String
+    ) -> @Sendable (Int, ServiceConfiguration) -> String? {
+        { value, configuration in
+            let other = configuration[keyPath: path]
+            return value >= other ? nil : "\(value) is less than \(name) (\(other)): \(consequence)"
+        }
+    }
+
     // MARK: The table
 
     static let all: [Setting] = [
@@ -146,12 +157,8 @@ struct Setting: Sendable {
         .seconds("http.drainTimeout", \.http.drainTimeout, "seconds a stop waits for in-flight requests"),
         .int(
             "http.maxBufferedBodyBytes", \.http.maxBufferedBodyBytes,
-            "JSON bodies are read whole before parsing: bytes all of them may hold at once; a body that would pass it answers 503 with `Retry-After: 1` (at least `http.maxBodyBytes`)"
-        ) { value, configuration in
-            let maxBody = configuration.http.maxBodyBytes
-            return value >= maxBody
-                ? nil : "\(value) is less than http.maxBodyBytes (\(maxBody)): a body of the largest allowed size could never be read"
-        },
+            "JSON bodies are read whole before parsing: bytes all of them may hold at once; a body that would pass it answers 503 with `Retry-After: 1` (at least `http.maxBodyBytes`)",
+            check: atLeast(\.http.maxBodyBytes, "http.maxBodyBytes", otherwise: "a body of the largest allowed size could never be read")),
         .int("sessions.max", \.sessions.max, "open sessions (more: 429)", check: positive),
         .seconds("sessions.idleTimeout", \.sessions.idleTimeout, "seconds before an unused session is gone (404)"),
         .int(
@@ -161,12 +168,8 @@ struct Setting: Sendable {
         .int("layouts.maxItems", \.layouts.maxItems, "items per layout (more: 413)", check: positive),
         .int(
             "layouts.maxTotalItems", \.layouts.maxTotalItems,
-            "items across stored layouts (the layout memory bound, ~90 B/item; at least `layouts.maxItems`)"
-        ) { value, configuration in
-            let maxItems = configuration.layouts.maxItems
-            return value >= maxItems
-                ? nil : "\(value) is less than layouts.maxItems (\(maxItems)): a layout of the largest allowed size could never be stored"
-        },
+            "items across stored layouts (the layout memory bound, ~90 B/item; at least `layouts.maxItems`)",
+            check: atLeast(\.layouts.maxItems, "layouts.maxItems", otherwise: "a layout of the largest allowed size could never be stored")),
         Setting(
             "auth.token", .string,
             "when set, every path but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (a WebSocket may send the subprotocol `bearer.<token>` instead)",
