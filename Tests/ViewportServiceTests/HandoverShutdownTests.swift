@@ -34,7 +34,7 @@ struct HandoverShutdownTests {
             pool: RedisPool(endpoint: store.pool.endpoint, connectTimeout: 1, commandTimeout: 1, capacity: 2), keys: store.keys,
             instance: "asker", leaseMilliseconds: store.leaseMilliseconds, sessionMilliseconds: store.sessionMilliseconds,
             layoutMilliseconds: store.layoutMilliseconds, handoverWait: 2, handleBlock: store.handleBlock, metrics: ServiceMetrics(),
-            health: StoreHealth())
+            health: StoreHealth(), flushInterval: 0.1)
         let replyKey = store.keys.reply(RedisStateStore.nonce())
         let asked = try asker.acquire(id, replyKey: replyKey)
         guard case .owned(let owner, _) = asked else {

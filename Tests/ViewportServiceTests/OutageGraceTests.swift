@@ -25,7 +25,7 @@ struct OutageGraceTests {
         RedisStateStore(
             pool: RedisPool(endpoint: raw.endpoint, connectTimeout: 2, commandTimeout: 2, capacity: 2), keys: keys, instance: name,
             leaseMilliseconds: 2000, sessionMilliseconds: 60_000, layoutMilliseconds: 120_000, handoverWait: 1, handleBlock: 1024,
-            metrics: ServiceMetrics(), health: StoreHealth())
+            metrics: ServiceMetrics(), health: StoreHealth(), flushInterval: 0.1)
     }
 
     /// The store's clock, in milliseconds.

@@ -30,16 +30,16 @@ struct StoreHealthTests {
         #expect(health.isUp)
         health.logIfChanged()
         #expect(handler.lines.withLock { $0.isEmpty }, "up, as last logged (the start)")
-        // Renewals through, writes refused: a success between failures does not make it up.
-        health.record(ok: false, reason: "write: server error: NOPERM")
-        health.record(ok: true)
+        // Renewals through, writes refused: the successes between failures are not recorded,
+        // so the state stays down until `hold` passes without a failure.
+        health.recordFailure("write: server error: NOPERM")
         #expect(!health.isUp)
         health.logIfChanged()
         // Flapping within the log interval: no more lines…
         Thread.sleep(forTimeInterval: 0.25)
         #expect(health.isUp)
         health.logIfChanged()
-        health.record(ok: false, reason: "heartbeat: connection lost")
+        health.recordFailure("heartbeat: connection lost")
         health.logIfChanged()
         #expect(handler.lines.withLock { $0 } == ["warning: the shared store is unavailable: write: server error: NOPERM; requests that need it answer 503 until it answers"])
         // …and once it is up for good, the log says so within an interval.

@@ -20,6 +20,8 @@ final class RedisStateStore: Sendable {
     let handleBlock: Int
     let metrics: ServiceMetrics
     let health: StoreHealth
+    /// How often each instance's writer runs (`store.flushInterval`, seconds).
+    let flushInterval: Double
     /// How soon a live owner is heard from again once the store answers after an outage (its
     /// writer's next round after the pool's fail-fast interval, plus a round trip): during the
     /// grace after an outage a session whose owner is not back by then is taken.
@@ -28,8 +30,9 @@ final class RedisStateStore: Sendable {
     init(
         pool: RedisPool, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
         layoutMilliseconds: Int64, handoverWait: Double, handleBlock: Int, metrics: ServiceMetrics, health: StoreHealth,
-        flushInterval: Double = 0.1
+        flushInterval: Double
     ) {
+        self.flushInterval = flushInterval
         self.comebackMilliseconds = Int64(((flushInterval + pool.retryInterval + pool.commandTimeout) * 1000).rounded(.up))
         self.pool = pool
         self.keys = keys
@@ -51,12 +54,11 @@ final class RedisStateStore: Sendable {
             let result = try body()
             if let refusal = Self.refusal(in: result) { throw RedisError.server(refusal) }
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: false)
-            health.record(ok: true)
             return result
         } catch {
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: true)
             if error.brokeTheConnection || Self.isRefusal(error) || { if case .unavailable = error { return true } else { return false } }() {
-                health.record(ok: false, reason: "\(operation): \(error)")
+                health.recordFailure("\(operation): \(error)")
             }
             throw StoreFailure(operation: operation, error: error)
         }
@@ -67,15 +69,20 @@ final class RedisStateStore: Sendable {
     /// `NOPERM`, `OOM`, `READONLY` (a replica), `MASTERDOWN`, `LOADING`, `MISCONF`.
     static let refusalCodes = ["NOAUTH", "WRONGPASS", "NOPERM", "OOM", "READONLY", "MASTERDOWN", "LOADING", "MISCONF"]
 
+    /// Whether an error reply's message is a refusal.
+    static func isRefusal(_ message: String) -> Bool {
+        let code = message.prefix { $0 != " " }
+        if refusalCodes.contains(where: { $0 == code }) { return true }
+        // A command a script calls and the ACL forbids: Redis 7.0 answers `ERR The user
+        // executing the script can't run this command…`, later versions `NOPERM …`.
+        return code == "ERR" && (message.contains("can't run this command") || message.contains("no permissions"))
+    }
+
     /// The message of the first refusal in a reply (or a pipeline's replies), nil when none.
     static func refusal<R>(in result: R) -> String? {
         func check(_ reply: RedisReply) -> String? {
-            guard case .error(let message) = reply else { return nil }
-            let code = message.prefix { $0 != " " }
-            if refusalCodes.contains(where: { $0 == code }) { return message }
-            // A command a script calls and the ACL forbids: Redis 7.0 answers `ERR The user
-            // executing the script can't run this command…`, later versions `NOPERM …`.
-            return code == "ERR" && (message.contains("can't run this command") || message.contains("no permissions")) ? message : nil
+            guard case .error(let message) = reply, isRefusal(message) else { return nil }
+            return message
         }
         if let reply = result as? RedisReply { return check(reply) }
         if let replies = result as? [RedisReply] { return replies.lazy.compactMap(check).first }
@@ -83,7 +90,7 @@ final class RedisStateStore: Sendable {
     }
 
     private static func isRefusal(_ error: RedisError) -> Bool {
-        if case .server(let message) = error { return refusal(in: RedisReply.error(message)) != nil }
+        if case .server(let message) = error { return isRefusal(message) }
         return false
     }
 
@@ -314,7 +321,7 @@ final class RedisStateStore: Sendable {
         do {
             reply = try connection.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)))
         } catch {
-            health.record(ok: false, reason: "inbox: \(error)")
+            health.recordFailure("inbox: \(error)")
             throw StoreFailure(operation: "inbox", error: error)
         }
         return reply.array?.last?.text.flatMap(Self.handoverRequest)

@@ -23,7 +23,6 @@ final class SharedSessionStore: SessionRepository {
     let store: RedisStateStore
     let metrics: ServiceMetrics
     let logger: Logger
-    let flushInterval: Double
     /// Nanoseconds: the lease, and how often a clean session's lease is renewed.
     let leaseNanoseconds: Int64
     let renewNanoseconds: Int64
@@ -50,16 +49,14 @@ final class SharedSessionStore: SessionRepository {
     private let flushDone = Mutex<Bool>(true)
 
     init(
-        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, flushInterval: Double, metrics: ServiceMetrics,
-        logger: Logger
+        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger
     ) {
         self.local = local
         self.layouts = layouts
         self.store = store
-        self.flushInterval = flushInterval
         self.leaseNanoseconds = store.leaseMilliseconds * 1_000_000
         self.renewNanoseconds = max(1, store.leaseMilliseconds * 1_000_000 / 4)
-        self.unwrittenLimit = Int64((flushInterval + store.pool.commandTimeout) * 1e9)
+        self.unwrittenLimit = Int64((store.flushInterval + store.pool.commandTimeout) * 1e9)
         self.metrics = metrics
         self.logger = logger
     }
@@ -415,7 +412,7 @@ final class SharedSessionStore: SessionRepository {
         try? store.heartbeat()
         let writer = Thread { [self] in
             while running.load(ordering: .relaxed) {
-                Thread.sleep(forTimeInterval: flushInterval)
+                Thread.sleep(forTimeInterval: store.flushInterval)
                 // Checked and marked under one lock: a shutdown that found no round in progress
                 // (and releases the sessions) never sees one start after that.
                 let proceed = flushDone.withLock { done in

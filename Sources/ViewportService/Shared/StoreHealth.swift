@@ -34,11 +34,11 @@ final class StoreHealth: Sendable {
         return failed == .min || now - failed >= hold
     }
 
-    func record(ok: Bool, reason: @autoclosure () -> String = "") {
-        guard !ok else { return }
+    /// A round trip failed (`reason`: the operation and the error). Successes are not recorded:
+    /// the time since the last failure is the state.
+    func recordFailure(_ reason: String) {
         lastFailure.store(Monotonic.nanoseconds(), ordering: .relaxed)
-        let text = reason()
-        if !text.isEmpty { self.reason.withLock { $0 = text } }
+        self.reason.withLock { $0 = reason }
     }
 
     /// Logs the state if it changed since the last line (down as a warning with the last

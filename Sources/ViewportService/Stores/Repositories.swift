@@ -36,9 +36,7 @@ struct Repositories: Sendable {
             layoutMilliseconds: Int64((2 * idle + lease) * 1000), handoverWait: timeout, handleBlock: handleBlock,
             metrics: metrics, health: StoreHealth(logger: logger), flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
-        let sharedSessions = SharedSessionStore(
-            local: sessions, layouts: sharedLayouts, store: store, flushInterval: ServiceConfiguration.seconds(settings.flushInterval),
-            metrics: metrics, logger: logger)
+        let sharedSessions = SharedSessionStore(local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger)
         logger.info("shared store \(endpoint) as instance \(store.instance)")
         return Repositories(layouts: sharedLayouts, sessions: sharedSessions, shared: true)
     }
