@@ -722,8 +722,13 @@ def demo_scenario(test, server, rng, args, driver):
     centre = test.js("""const e = document.querySelector(`[data-item-id="${arguments[0]}"]`), s = document.getElementById('viewport');
         if (!e) return null; const a = e.getBoundingClientRect(), b = s.getBoundingClientRect();
         return [e.dataset.reuse, (a.top + a.bottom) / 2 - (b.top + b.top + s.clientHeight) / 2];""", photo)
-    if centre is None or centre[0] != "photo" or abs(centre[1]) > 1:
+    # The page rounds the container to whole pixels once (half a point, a little more where the
+    # browser's 32-bit floats lose the fraction past a million points); edits that moved it since
+    # start from the offset the page meant, not from the rounded one, so roundings do not add up.
+    if centre is None or centre[0] != "photo" or abs(centre[1]) > 0.75:
         test.fail(f"scrollTo {photo} (center): [reuse, px from the viewport's centre] = {centre}")
+    else:
+        log(f"scrollTo {photo} (center): its centre {centre[1]:+.3f} px from the viewport's")
     first_transport = test.js("return window.viewportd.client.transport")
     test.wheel(-120, 2, 0.016)
     snap = test.check("screenshot")

@@ -256,6 +256,9 @@ export class ViewportClient {
         this._patchLogFloor = 0;
         /** [x, y] the scroll container was set to by this client: its scroll event is ours. */
         this._expectedScroll = null;
+        /** {exact, at}: the unrounded offset this client last gave the container, and where the
+         *  browser put it (whole pixels). */
+        this._exactScroll = null;
         /** The item of the last scrollTo, until the user scrolls: edits keep it still. */
         this._scrollTarget = null;
         this._observer = null;
@@ -896,9 +899,8 @@ export class ViewportClient {
         }
         this._cb.recenter?.(delta);
         if (this._scroller) {
-            this._scroller.scrollLeft += delta[0];
-            this._scroller.scrollTop += delta[1];
-            this._expectedScroll = [this._scroller.scrollLeft, this._scroller.scrollTop];
+            const at = this._containerOffset();
+            this._setContainer([at[0] + delta[0], at[1] + delta[1]]);
         }
     }
 
@@ -990,6 +992,7 @@ export class ViewportClient {
     /// update with `size` when the container resizes. Returns a function that stops following.
     bindScroller(element) {
         this._scroller = element;
+        this._exactScroll = null;
         let last = null;
         let idleTimer = null;
         let velocity = [0, 0];
@@ -1001,6 +1004,7 @@ export class ViewportClient {
             // Our own scroll (scrollTo's offset, an edit's anchor, a recenter): the session knows.
             if (expected && Math.abs(offset[0] - expected[0]) < 0.5 && Math.abs(offset[1] - expected[1]) < 0.5) return;
             this._scrollTarget = null;
+            this._exactScroll = null;
             let phase = "dragging";
             if (last === null) {
                 phase = "drag-begin";
@@ -1037,7 +1041,7 @@ export class ViewportClient {
                 const size = [element.clientWidth, element.clientHeight];
                 if (this.viewport && size[0] === this.viewport[0] && size[1] === this.viewport[1]) return;
                 this.viewport = size;
-                this.scroll([element.scrollLeft, element.scrollTop], { phase: "idle", size });
+                this.scroll(this._containerOffset(), { phase: "idle", size });
             });
             resizeObserver.observe(element);
         }
@@ -1065,7 +1069,8 @@ export class ViewportClient {
     /// - Complexity: O(v log v) for v views.
     _screenAnchor() {
         const s = this._scroller;
-        const x = s.scrollLeft, y = s.scrollTop, w = s.clientWidth, h = s.clientHeight;
+        const [x, y] = this._containerOffset();
+        const w = s.clientWidth, h = s.clientHeight;
         const views = [];
         for (const [handle, v] of this._views) {
             const r = v.rect;
@@ -1074,7 +1079,7 @@ export class ViewportClient {
         }
         const target = this._scrollTarget;
         views.sort((a, b) => (b.id === target) - (a.id === target) || a.rect[1] - b.rect[1] || a.rect[0] - b.rect[0]);
-        return { at: [x, y], views };
+        return { at: [x, y], container: [s.scrollLeft, s.scrollTop], views };
     }
 
     /// After an edit: the session moved its offset from `before` to `after` to keep the first
@@ -1098,7 +1103,7 @@ export class ViewportClient {
         }
         const at = anchor.at;
         const unmoved = Math.abs(delta[0]) < MEASURE_EPSILON && Math.abs(delta[1]) < MEASURE_EPSILON;
-        if (unmoved && s.scrollLeft === at[0] && s.scrollTop === at[1]
+        if (unmoved && s.scrollLeft === anchor.container[0] && s.scrollTop === anchor.container[1]
             && Math.abs(server[0]) < MEASURE_EPSILON && Math.abs(server[1]) < MEASURE_EPSILON) return;
         const settled = Math.abs(at[0] - before[0]) < 0.5 && Math.abs(at[1] - before[1]) < 0.5;
         // The session's anchor is this page's: the container goes to the session's offset.
@@ -1107,17 +1112,18 @@ export class ViewportClient {
         if (exact) {
             this._scrollContainerTo(after);
         } else {
-            s.scrollLeft = at[0] + delta[0];
-            s.scrollTop = at[1] + delta[1];
-            this._expectedScroll = [s.scrollLeft, s.scrollTop];
+            // From where this page meant the container to be, not where the browser rounded it
+            // to: roundings do not add up over a run of edits.
+            this._setContainer([at[0] + delta[0], at[1] + delta[1]]);
         }
-        const now_ = this._expectedScroll;
+        const now_ = this._containerOffset();
         // Offsets queued before the plan were taken in the content as it was: they move too, and
         // one taken where the container was is where the container is now.
+        const near = (a, b) => Math.abs(a[0] - b[0]) < 0.5 && Math.abs(a[1] - b[1]) < 0.5;
         for (const message of this._queue.slice(0, queued)) {
             const offset = message.kind === "update" ? message.body.offset : null;
             if (!offset) continue;
-            message.body.offset = Math.abs(offset[0] - at[0]) < 0.5 && Math.abs(offset[1] - at[1]) < 0.5
+            message.body.offset = near(offset, at) || near(offset, anchor.container)
                 ? now_ : [offset[0] + delta[0], offset[1] + delta[1]];
         }
         this._scrollTracker?.shift(delta);
@@ -1129,16 +1135,34 @@ export class ViewportClient {
     /// Sets the scroll container to the session's offset. The browser may clamp it to the
     /// content: then an update tells the session where the container really is.
     _scrollContainerTo(offset) {
+        // The session keeps the exact offset, so roundings do not add up over many edits; told
+        // only when the browser clamped it.
+        if (this._setContainer(offset)) this.scroll(this._containerOffset(), { phase: "idle" });
+    }
+
+    /// Moves the scroll container to `offset` and remembers it unrounded: while the container
+    /// stays where the browser put it, `_containerOffset()` answers `offset`. The browser rounds
+    /// to whole pixels (half a point off, a little more past a million points, where its 32-bit
+    /// floats lose the fraction); a point or more off, it clamped to the content: then where it
+    /// is counts. Returns whether it clamped.
+    _setContainer(offset) {
         const s = this._scroller;
         s.scrollLeft = offset[0];
         s.scrollTop = offset[1];
         const at = [s.scrollLeft, s.scrollTop];
+        const clamped = Math.abs(at[0] - offset[0]) >= 1 || Math.abs(at[1] - offset[1]) >= 1;
         this._expectedScroll = at;
-        // Rounded to whole pixels (less than half a point off): the session keeps the exact
-        // offset, so roundings do not add up over many edits.
-        if (Math.abs(at[0] - offset[0]) >= 0.5 || Math.abs(at[1] - offset[1]) >= 0.5) {
-            this.scroll(at, { phase: "idle" });
-        }
+        this._exactScroll = { exact: clamped ? at : [offset[0], offset[1]], at };
+        return clamped;
+    }
+
+    /// Where the scroll container is: the offset this page last gave it, unrounded, while it is
+    /// still where the browser put it then; else where it is.
+    _containerOffset() {
+        const s = this._scroller;
+        const at = [s.scrollLeft, s.scrollTop];
+        const e = this._exactScroll;
+        return e && e.at[0] === at[0] && e.at[1] === at[1] ? e.exact : at;
     }
 
     /// Stops following the scroll container and closes the socket; with {end: true} also ends
