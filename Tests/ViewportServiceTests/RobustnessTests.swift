@@ -104,6 +104,7 @@ import ViewportTestSupport
             let problem = reply.problem(503)
             #expect((problem["detail"] as? String)?.contains("http.maxBufferedBodyBytes") == true)
             #expect(reply.header("Retry-After") == "1")
+            #expect(problem["retryAfter"] as? Int == 1)
             slow.raw.close()
             #expect(eventually(within: 30) { service.server.bufferedBodyBytes == 0 })
             // Once the slow body is gone, the same post goes through.

@@ -60,6 +60,16 @@ struct StoreOutageTests {
                 if status == 503 { #expect(retryAfter != nil, "503 without Retry-After") }
                 usleep(50_000)
             }
+            // A stream's 503 is a problem line: it carries the wait in `retryAfter` (no header).
+            let next = session.model.seq + 1
+            let streamed = try a.send("POST", "/v1/sessions/\(session.id)/viewport",
+                                      json: #"{"offset":[0,0],"seq":\#(next)}"# + "\n", contentType: "application/x-ndjson")
+            if streamed.status == 200, let line = streamed.lines.first, line["status"] as? Int == 503 {
+                #expect(line["line"] as? Int == 1)
+                #expect((line["retryAfter"] as? Int ?? 0) >= 1, "\(line)")
+            } else {
+                Issue.record("a stream while the store is paused: \(streamed.status) \(streamed.text)")
+            }
             // A new session needs the store.
             let started = Date()
             let open = try a.post("/v1/sessions", #"{"layout":\#(layoutJSON(listItems(10))),"viewport":[375,667]}"#)

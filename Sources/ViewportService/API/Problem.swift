@@ -20,7 +20,8 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
     /// On a 409 from a session that lost updates (its instance died): the client should resync
     /// (`POST /v1/sessions/{id}/resync`).
     public var resync: Bool?
-    /// Seconds for the `Retry-After` header of a 503.
+    /// On a 503: seconds for its `Retry-After` header, and its `retryAfter` member (a stream's
+    /// problem line or a socket's problem message has no header to carry it).
     public var retryAfter: Int?
 
     public init(status: Int, type: String = "about:blank", title: String? = nil, detail: String) {
@@ -101,6 +102,10 @@ public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         if let resync {
             w.key("resync")
             w.bool(resync)
+        }
+        if let retryAfter {
+            w.key("retryAfter")
+            w.int(retryAfter)
         }
         w.endObject()
     }

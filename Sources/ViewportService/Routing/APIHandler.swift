@@ -69,12 +69,12 @@ final class APIHandler: HTTPHandler {
 
     func busy(_ head: HTTPRequestHead) -> HTTPResponse {
         recordLayerAnswer(head, status: 503)
-        var response = Problem(
+        var problem = Problem(
             status: 503,
             detail: "too many request bodies are being received at once (http.maxBufferedBodyBytes); retry shortly"
-        ).response
-        response.headers.append(("Retry-After", "1"))
-        return response
+        )
+        problem.retryAfter = 1
+        return problem.response
     }
 
     func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {

@@ -2919,6 +2919,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Problem/resync`.
             public var resync: Swift.Bool?
+            /// On a 503: the seconds to wait before trying again, as its `Retry-After` header says (a problem line of an NDJSON stream or a problem message of a WebSocket has no header to say it).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Problem/retryAfter`.
+            public var retryAfter: Swift.Int?
             /// Creates a new `Problem`.
             ///
             /// - Parameters:
@@ -2930,6 +2934,7 @@ extension Components {
             ///   - line: On a problem line of an NDJSON stream: the line (counting from 1) that failed.
             ///   - message: On a problem message of a WebSocket (`GET /v1/sessions/{id}/socket`): the message (counting from 1) that failed.
             ///   - resync: On a 409 with a shared store: the session is behind this client (the instance that held it stopped before writing its last updates). Send `POST /v1/sessions/{id}/resync` with the views you have, then continue at the next `seq`.
+            ///   - retryAfter: On a 503: the seconds to wait before trying again, as its `Retry-After` header says (a problem line of an NDJSON stream or a problem message of a WebSocket has no header to say it).
             public init(
                 _type: Swift.String,
                 title: Swift.String,
@@ -2938,7 +2943,8 @@ extension Components {
                 seq: Swift.Int? = nil,
                 line: Swift.Int? = nil,
                 message: Swift.Int? = nil,
-                resync: Swift.Bool? = nil
+                resync: Swift.Bool? = nil,
+                retryAfter: Swift.Int? = nil
             ) {
                 self._type = _type
                 self.title = title
@@ -2948,6 +2954,7 @@ extension Components {
                 self.line = line
                 self.message = message
                 self.resync = resync
+                self.retryAfter = retryAfter
             }
             public enum CodingKeys: String, CodingKey {
                 case _type = "type"
@@ -2958,6 +2965,7 @@ extension Components {
                 case line
                 case message
                 case resync
+                case retryAfter
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2993,6 +3001,10 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .resync
                 )
+                self.retryAfter = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .retryAfter
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "type",
                     "title",
@@ -3001,7 +3013,8 @@ extension Components {
                     "seq",
                     "line",
                     "message",
-                    "resync"
+                    "resync",
+                    "retryAfter"
                 ])
             }
         }
