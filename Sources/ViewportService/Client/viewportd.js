@@ -54,6 +54,8 @@ const PATCH_LOG = 1024;
 /// A measured size differs from the rect when it is off by more than this (CSS pixels; layout
 /// works in 1/64 px).
 const MEASURE_EPSILON = 0.01;
+/// How many times a scrollTo goes again after the edits answered since (see _realign).
+const REALIGN_LIMIT = 8;
 
 /// The base URL of the viewportd that served this module ("…/client/viewportd.js" -> "…/").
 function defaultBase() {
@@ -200,7 +202,12 @@ export async function attachSession(options) {
         }
     }
     await client._connect();
-    if (options.scroller) client.bindScroller(options.scroller);
+    if (options.scroller) {
+        client.bindScroller(options.scroller);
+        // The page (a reload) scrolls to where the session is, not the session to where a fresh
+        // page is (its top). Content not sized yet clamps it: the session then follows the page.
+        client._scrollContainerTo(client.offset);
+    }
     // The attached state has no rects: an update at the current offset brings the views' places.
     client.scroll(client.offset, { phase: "idle" });
     return client;
@@ -259,8 +266,12 @@ export class ViewportClient {
         /** {exact, at}: the unrounded offset this client last gave the container, and where the
          *  browser put it (whole pixels). */
         this._exactScroll = null;
-        /** The item of the last scrollTo, until the user scrolls: edits keep it still. */
+        /** The item of the last scrollTo, until the user scrolls: edits keep it still, and the
+         *  scrollTo goes again after them (_realign) with the same align. */
         this._scrollTarget = null;
+        this._scrollAlign = "auto";
+        /** How many times the last scrollTo went again after edits. */
+        this._realigned = 0;
         this._observer = null;
         this._resyncEndpoint = true;
         if (this._measure && typeof ResizeObserver === "function") {
@@ -288,6 +299,23 @@ export class ViewportClient {
         if (size) update.size = size;
         if (select !== undefined) update.select = select;
         this._enqueue({ kind: "update", body: update, follow: true });
+    }
+
+    /// After an edit answered while the item of the last scrollTo is still the target (the user
+    /// has not scrolled since): the item was placed at its estimated size, and the measurements
+    /// that came in since (its own, those of the items around it) may have left it off its
+    /// `align` (an item aligned at its end that grew, or one the edit's anchor moved off screen):
+    /// the scrollTo goes again, as TanStack Virtual's scrollToIndex does, until the measurements
+    /// stop (each round measures fewer new items) or REALIGN_LIMIT rounds. Not after an edit
+    /// that removed the item.
+    _realign(message) {
+        const id = this._scrollTarget;
+        if (id === null || !this._scroller || this._closed) return;
+        if (message.body.remove?.includes(id)) { this._scrollTarget = null; return; }
+        if (this._realigned >= REALIGN_LIMIT) return;
+        if (this._queue.some((m) => m.follow)) return;
+        this._realigned += 1;
+        this._enqueue({ kind: "update", body: { scrollTo: { id, align: this._scrollAlign }, phase: "idle" }, follow: true, realign: true });
     }
 
     /// Queues a stack edit (docs/api.md "Stacks and edits": resize, insert, remove, anchor).
@@ -404,7 +432,7 @@ export class ViewportClient {
     _reconcile() {
         const s = this._scroller;
         if (!s || this._closed || this._scrollTracker?.scrolling()) return false;
-        const at = [s.scrollLeft, s.scrollTop];
+        const at = this._containerOffset();
         if (Math.abs(at[0] - this.offset[0]) < 0.5 && Math.abs(at[1] - this.offset[1]) < 0.5) return false;
         const last = this._reconciledAt;
         if (last && Math.abs(last[0] - at[0]) < 0.5 && Math.abs(last[1] - at[1]) < 0.5) return false;
@@ -828,11 +856,21 @@ export class ViewportClient {
         this.seq = plan.seq;
         if (message?.kind === "patch" && previousOffset) {
             this._shiftScroller(previousOffset, plan.offset, anchor);
+            this._realign(message);
         } else if (message?.follow) {
-            this._follow(plan.offset);
+            // A loop session's plan may recenter: the container goes to the offset after it.
+            this._follow(this.offset);
             // Until the user scrolls, edits keep this item still rather than the first on screen:
             // measurements of the items around it do not move what was scrolled to.
-            this._scrollTarget = message.body.scrollTo?.id ?? null;
+            const to = message.body.scrollTo;
+            if (to) {
+                const again = this._scrollTarget === to.id && this._scrollAlign === to.align;
+                this._scrollTarget = to.id;
+                this._scrollAlign = to.align;
+                if (!message.realign || !again) this._realigned = 0;
+            } else {
+                this._scrollTarget = null;
+            }
         }
         this.stats.plans += 1;
         this._count();
