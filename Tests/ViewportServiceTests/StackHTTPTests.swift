@@ -252,6 +252,8 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
                     model.check(state: state)
                     #expect(state.int("edits") == edits)
                     #expect(state["layout"] as? String == layout)
+                    // The content size as edited: what a page attaching after a reload sizes to.
+                    #expect(state["contentSize"] as? [Double] == chat.contentSize, "\(context)")
                     // The session's layout posted again has these rects and content size: a session
                     // that shows it whole creates every item at its rect.
                     let current = try client.get("/v1/sessions/\(s)/layout")

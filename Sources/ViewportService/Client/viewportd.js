@@ -192,6 +192,9 @@ export async function attachSession(options) {
     client.viewport = state.viewport;
     client.offset = state.offset;
     client.seq = state.seq;
+    // The layout's content size as edited (a server before it was in the state: none).
+    client.contentSize = state.contentSize ?? null;
+    if (client.contentSize) client._cb.contentSize?.(client.contentSize);
     const adopt = options.views?.adopt;
     if (adopt) {
         client._adoptState(state, adopt instanceof Map || adopt instanceof ViewportClient
@@ -205,7 +208,9 @@ export async function attachSession(options) {
     if (options.scroller) {
         client.bindScroller(options.scroller);
         // The page (a reload) scrolls to where the session is, not the session to where a fresh
-        // page is (its top). Content not sized yet clamps it: the session then follows the page.
+        // page is (its top), once its content is sized (views.contentSize, from the state; a page
+        // without that callback sizes it before attaching). Content not sized clamps it: the
+        // session then follows the page.
         client._scrollContainerTo(client.offset);
     }
     // The attached state has no rects: an update at the current offset brings the views' places.

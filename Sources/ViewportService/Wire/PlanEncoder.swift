@@ -192,6 +192,9 @@ enum PlanEncoder {
         point(session.offset, into: &w)
         w.key("viewport")
         size(session.viewport, into: &w)
+        // The layout's as edited: a page that attaches (a reload) sizes its content to it.
+        w.key("contentSize")
+        size(layout.contentSize, into: &w)
         if let time = session.time {
             // The session's last client time: a resyncing client continues its clock from here.
             w.key("time")

@@ -2667,6 +2667,10 @@ extension Components {
             public var offset: Components.Schemas.Point
             /// - Remark: Generated from `#/components/schemas/SessionState/viewport`.
             public var viewport: Components.Schemas.Size
+            /// The content size of the session's layout as it is now, after its edits: what a page that attaches to the session (a reload) sizes its content to before it scrolls to `offset`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionState/contentSize`.
+            public var contentSize: Components.Schemas.Size
             /// Every materialized item with its view, in layout order.
             ///
             /// - Remark: Generated from `#/components/schemas/SessionState/visible`.
@@ -2721,6 +2725,7 @@ extension Components {
             ///   - seq:
             ///   - offset:
             ///   - viewport:
+            ///   - contentSize: The content size of the session's layout as it is now, after its edits: what a page that attaches to the session (a reload) sizes its content to before it scrolls to `offset`.
             ///   - visible: Every materialized item with its view, in layout order.
             ///   - pinned: The sticky header pinned at the current offset, with its view and pinned rect (absent when none is).
             ///   - pool: Each reuse identifier's pooled views, oldest first.
@@ -2734,6 +2739,7 @@ extension Components {
                 seq: Swift.Int,
                 offset: Components.Schemas.Point,
                 viewport: Components.Schemas.Size,
+                contentSize: Components.Schemas.Size,
                 visible: [Components.Schemas.PlanEntry],
                 pinned: Components.Schemas.PinEntry? = nil,
                 pool: Components.Schemas.SessionState.PoolPayload,
@@ -2747,6 +2753,7 @@ extension Components {
                 self.seq = seq
                 self.offset = offset
                 self.viewport = viewport
+                self.contentSize = contentSize
                 self.visible = visible
                 self.pinned = pinned
                 self.pool = pool
@@ -2761,6 +2768,7 @@ extension Components {
                 case seq
                 case offset
                 case viewport
+                case contentSize
                 case visible
                 case pinned
                 case pool
@@ -2790,6 +2798,10 @@ extension Components {
                 self.viewport = try container.decode(
                     Components.Schemas.Size.self,
                     forKey: .viewport
+                )
+                self.contentSize = try container.decode(
+                    Components.Schemas.Size.self,
+                    forKey: .contentSize
                 )
                 self.visible = try container.decode(
                     [Components.Schemas.PlanEntry].self,
@@ -2825,6 +2837,7 @@ extension Components {
                     "seq",
                     "offset",
                     "viewport",
+                    "contentSize",
                     "visible",
                     "pinned",
                     "pool",
