@@ -863,18 +863,18 @@ export class ViewportClient {
             this._shiftScroller(previousOffset, plan.offset, anchor);
             this._realign(message);
         } else if (message?.follow) {
-            // A loop session's plan may recenter: the container goes to the offset after it.
-            this._follow(this.offset);
-            // Until the user scrolls, edits keep this item still rather than the first on screen:
-            // measurements of the items around it do not move what was scrolled to.
             const to = message.body.scrollTo;
-            if (to) {
-                const again = this._scrollTarget === to.id && this._scrollAlign === to.align;
-                this._scrollTarget = to.id;
-                this._scrollAlign = to.align;
-                if (!message.realign || !again) this._realigned = 0;
-            } else {
-                this._scrollTarget = null;
+            const again = to && this._scrollTarget === to.id && this._scrollAlign === to.align;
+            // A scrollTo sent again after edits (_realign) while the user scrolled away since
+            // does not take the container back: the next update moves the session to it.
+            if (!message.realign || again) {
+                // A loop session's plan may recenter: the container goes to the offset after it.
+                this._follow(this.offset);
+                // Until the user scrolls, edits keep this item still rather than the first on
+                // screen: measurements of the items around it do not move what was scrolled to.
+                this._scrollTarget = to?.id ?? null;
+                this._scrollAlign = to?.align ?? "auto";
+                if (!message.realign) this._realigned = 0;
             }
         }
         this.stats.plans += 1;
