@@ -179,7 +179,8 @@ export async function openSession(options) {
 /// object) of view handle -> the application's view. A page without them (a reload) gets its
 /// views back by a resync with no views (the next update creates every one); when the server has
 /// no resync endpoint, `create` is called for each visible item, with `rect` from
-/// `options.rectOf(id)` when given (the state carries no rects).
+/// `options.rectOf(id)` when given (the state carries no rects). The state's `contentSize` goes
+/// to `views.contentSize`; with `scroller`, the container then goes to the session's offset.
 /// Same options as openSession, plus `session`: the session id.
 export async function attachSession(options) {
     const http = new HTTP(options.base ?? defaultBase(), options.token);
