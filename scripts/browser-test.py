@@ -871,6 +871,38 @@ const done = arguments[arguments.length - 1];
       await settle(c);
     }
     done(out);
+  } else if (task.kind === 'chat') {
+    // A measured stack (rendered heights 30-90 px against a 40 px estimate) read at its end; new
+    // messages come with anchor "end". Over POST, the first PATCH answers 500 (a proxy's error):
+    // its sizes must still reach the session.
+    const heights = (id) => 30 + (Number(id.slice(1)) * 37) % 61;
+    const measured = vd.domViews(content, {measure: true, render: (el, e) => {
+      el.textContent = e.id; el.style.minHeight = el.style.maxHeight = (e.id.startsWith('n') ? 50 : heights(e.id)) + 'px'; }});
+    const realFetch = window.fetch; let failed = 0, lost = [];
+    window.fetch = (url, init) => (init?.method === 'PATCH' && failed === 0 && ++failed
+                                   && (lost = JSON.parse(init.body).resize.map((r) => r.id)))
+      ? Promise.resolve(new Response('{"type":"about:blank","title":"Internal Server Error","status":500,"detail":"proxy"}', {status: 500}))
+      : realFetch(url, init);
+    const errors = [];
+    const c = await vd.openSession({layout: task.layout, scroller, views: measured, measure: true, socket: false,
+                                    onError: (e) => errors.push(String(e))});
+    await settle(c);
+    await new Promise((r) => setTimeout(r, 1500));  // the failed sizes go again after a second
+    await settle(c);
+    c.scrollTo('m59', 'end');
+    await settle(c);
+    const out = {failed, lost: lost.length, errors, ends: []};
+    for (let k = 1; k <= 3; k++) {
+      c.patch({insert: [{at: 'end', section: 's', items: [{id: 'n' + k, size: [600, 50]}]}], anchor: 'end'});
+      await settle(c);
+      const r = rect('n' + k);
+      out.ends.push([scroller.scrollHeight - scroller.clientHeight - scroller.scrollTop, r && r[1] + 50 - scroller.clientHeight]);
+    }
+    const layout = await (await realFetch(`/v1/sessions/${c.session}/layout`)).json();
+    out.wrong = layout.sections[0].stack.items.filter((i) => i.id.startsWith('m') && i.size && i.size[1] !== heights(i.id)).length;
+    out.unmeasured = layout.sections[0].stack.items.filter((i) => lost.includes(i.id) && !i.size).length;
+    window.fetch = realFetch;
+    done(out);
   } else if (task.kind === 'open') {
     const c = await vd.openSession({layout: task.layout, scroller, views});
     c.scrollTo(task.target, 'start');
@@ -890,8 +922,10 @@ const done = arguments[arguments.length - 1];
 
 def own_page_checks(test, server, driver):
     """The client on a page of one's own: a loop session's scrollTo across the wrap (its plan
-    recenters: the container goes to the offset after it, not before), and attachSession after
-    a reload (the container goes to the session's offset, not the session to the page's top)."""
+    recenters: the container goes to the offset after it, not before), attachSession after a
+    reload (the container goes to the session's offset, not the session to the page's top), and
+    a chat: a measurement edit that failed (500) is sent again, and edits with anchor "end" keep
+    the newest message at the bottom (the client had kept the old first line still)."""
     driver.get(server.base + "/healthz")
     pages = {"axis": "x", "sections": [{"id": "p", "reuse": "page", "pages": {"count": 6, "size": [600, 500], "axis": "x"}}]}
     looped = test.js_async(OWN_PAGE_JS, {"kind": "loop", "layout": pages, "targets": ["p-2", "p-0", "p-4"],
@@ -900,6 +934,15 @@ def own_page_checks(test, server, driver):
         test.fail(f"loop session: scrollTo(id, 'start') from scrollLeft 3000: [id, its rect's [left, top] in the scroller, scrollLeft] = {looped}")
     else:
         log(f"loop session: scrollTo across the wrap: {looped}")
+    driver.get(server.base + "/healthz")
+    chat = {"sections": [{"id": "s", "reuse": "msg", "stack": {"items": [{"id": f"m{i}"} for i in range(60)], "estimate": [600, 40]}}]}
+    chatted = test.js_async(OWN_PAGE_JS, {"kind": "chat", "layout": chat})
+    if not isinstance(chatted, dict) or chatted["failed"] < 1 or chatted["lost"] < 1 or chatted["wrong"] or chatted["unmeasured"] \
+            or any(end[1] is None or abs(end[0]) > 1 or abs(end[1]) > 1 for end in chatted["ends"]):
+        test.fail(f"chat: {chatted} (ends: [px from the end, the new message's bottom from the viewport's])")
+    else:
+        log(f"chat: a measurement edit answered 500 went again ({len(chatted['errors'])} error reported); "
+            f"three messages at the end with anchor end: {chatted['ends']}")
     rows = {"sections": [{"id": "r", "reuse": "row", "list": {"count": 100000, "size": [600, 48]}}]}
     opened = test.js_async(OWN_PAGE_JS, {"kind": "open", "layout": rows, "target": "r-300"})
     driver.get(server.base + "/healthz")

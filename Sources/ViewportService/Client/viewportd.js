@@ -29,7 +29,9 @@
 // task: what is on screen does not move.
 //
 // Recovery (docs/api.md "Many instances, one store"): a 503 (an instance died and its lease has not run
-// out, a shutdown) or a refused request is tried again after Retry-After, with the same seq. A 409
+// out, a shutdown), a refused request or one not answered within 10 s is tried again after
+// Retry-After, with the same seq (setBase sends what is in flight to the new base at once). A 404
+// or a 401 closes the client (onError gets it once). A 409
 // with "resync": true (the session was restored from the store, behind this page) first sends
 // again the edits the session lost, then POST /v1/sessions/{id}/resync with the views this page
 // really has, and goes on at this page's seq. Any other 409 (another writer moved the session)
@@ -49,6 +51,14 @@ const IDLE_AFTER_MS = 120;
 const UNAVAILABLE_GIVE_UP_MS = 30000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5000;
+/// A request or socket message not answered within this long is given up and tried again (same
+/// seq): an instance that stopped answering without closing (frozen, cut off) does not hold
+/// the client until a proxy's timeout.
+const ANSWER_TIMEOUT_MS = 10000;
+/// A measurement edit that failed (5xx, no answer) is measured and sent again after this long,
+/// doubling up to REMEASURE_MAX_MS while it keeps failing.
+const REMEASURE_MIN_MS = 1000;
+const REMEASURE_MAX_MS = 30000;
 /// Edits remembered for a resync (those the session lost are sent again): the last this many.
 const PATCH_LOG = 1024;
 /// A measured size differs from the rect when it is off by more than this (CSS pixels; layout
@@ -99,6 +109,14 @@ class HTTP {
     constructor(base, token) {
         this.base = HTTP.normalize(base);
         this.token = token ?? null;
+        /** The AbortControllers of requests in flight: setBase aborts them. */
+        this._pending = new Set();
+    }
+
+    /// Ends every request in flight (they throw, and are tried again where `base` says now).
+    abort() {
+        for (const controller of this._pending) controller.abort();
+        this._pending.clear();
     }
 
     /// An absolute base URL ending in "/" (a relative one is taken from the page's location).
@@ -115,10 +133,19 @@ class HTTP {
         const headers = {};
         if (body !== undefined) headers["Content-Type"] = "application/json";
         if (this.token) headers["Authorization"] = "Bearer " + this.token;
-        const response = await fetch(this.url(path), {
-            method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        const text = await response.text();
+        const controller = new AbortController();
+        this._pending.add(controller);
+        const timer = setTimeout(() => controller.abort(), ANSWER_TIMEOUT_MS);
+        let response, text;
+        try {
+            response = await fetch(this.url(path), {
+                method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: controller.signal,
+            });
+            text = await response.text();
+        } finally {
+            clearTimeout(timer);
+            this._pending.delete(controller);
+        }
         let parsed = null;
         if (text.length > 0) {
             try { parsed = JSON.parse(text); } catch { parsed = { status: response.status, type: "about:blank", detail: text }; }
@@ -339,6 +366,10 @@ export class ViewportClient {
         this._socket = null;
         this.transport = "http";
         this._socketRetryAt = this._options.socket === false ? Infinity : 0;
+        // A message waiting on the old instance (which may never answer, nor close) goes again
+        // at once, to the new one.
+        this._socketLost?.(socket);
+        this._http.abort();
         if (socket) { try { socket.close(1000); } catch { /* closed */ } }
     }
 
@@ -461,8 +492,12 @@ export class ViewportClient {
             try {
                 answer = await this._exchange(message, seq);
             } catch (error) {
-                // fetch refused: no server or proxy answered. The seq makes a retry safe.
-                if (this._closed || now() > giveUp) throw error;
+                // fetch refused, or no answer in time: no server or proxy answered. The seq
+                // makes a retry safe.
+                if (this._closed || now() > giveUp) {
+                    if (message.kind === "patch") this._remeasureLater();
+                    throw error;
+                }
                 this.stats.unavailable += 1;
                 await sleep(RETRY_MIN_MS * 5);
                 continue;
@@ -470,7 +505,10 @@ export class ViewportClient {
             this._timed(now() - started);
             if (!isProblem(answer)) {
                 this._applyPlan(answer, seq, message);
-                if (message.kind === "patch" && answer.seq === seq) this._logPatch(seq, message.body);
+                if (message.kind === "patch" && answer.seq === seq) {
+                    this._logPatch(seq, message.body);
+                    this._remeasureDelay = null;
+                }
                 // Another writer applied this seq first: the answer was its plan (a retry's
                 // answer). It is what the session did, so it was applied; this update goes again.
                 const asked = message.kind === "update" ? message.body.offset : null;
@@ -493,12 +531,15 @@ export class ViewportClient {
                 continue;
             }
             this.stats.errors += 1;
+            // A session that is gone (404), or a token the server no longer takes (401): nothing
+            // sent later can succeed. The client closes; onError gets it once.
+            if (answer.status === 404 || answer.status === 401) this._closed = true;
             if (message.kind === "patch") {
                 // An edit the server refused (422: an id not in a stack) is not sent again for
-                // the same sizes.
+                // the same sizes; one that failed (5xx) is measured and sent again later.
+                if (answer.status >= 500) this._remeasureLater();
                 throw new ViewportdError(answer, "patch");
             }
-            if (answer.status === 404) this._closed = true;
             throw new ViewportdError(answer, "update");
         }
     }
@@ -590,15 +631,24 @@ export class ViewportClient {
         };
         socket.onclose = lost;
         socket.onerror = lost;
+        this._socketLost = (which) => { if (which === socket) lost(); };
         this._socket = socket;
         this._socketWaiters = waiters;
         this.transport = "socket";
     }
 
+    /// One message on the socket and its answer. Not answered within ANSWER_TIMEOUT_MS, the
+    /// socket is given up (its answers would come out of order): the message goes by HTTP.
     _socketExchange(body) {
+        const socket = this._socket;
         return new Promise((resolve, reject) => {
-            this._socketWaiters.push({ resolve, reject });
-            try { this._socket.send(JSON.stringify(body)); } catch (error) { this._socketWaiters.pop(); reject(error); }
+            const timer = setTimeout(() => {
+                this._socketLost?.(socket);
+                try { socket.close(1000); } catch { /* closed */ }
+            }, ANSWER_TIMEOUT_MS);
+            const done = (f) => (value) => { clearTimeout(timer); f(value); };
+            this._socketWaiters.push({ resolve: done(resolve), reject: done(reject) });
+            try { socket.send(JSON.stringify(body)); } catch (error) { this._socketWaiters.pop(); clearTimeout(timer); reject(error); }
         });
     }
 
@@ -649,6 +699,20 @@ export class ViewportClient {
 
     /// After a resync that could not send every lost edit again: the sizes of the shown views go
     /// out again, measured afresh.
+    /// After a measurement edit failed (a 5xx, no answer): the sizes it carried are marked sent
+    /// and the ResizeObserver sees no change to report, so the session would keep the estimates
+    /// (rows overlapping) for good. They are measured and sent again after REMEASURE_MIN_MS,
+    /// doubling while that fails too; an edit answered resets it.
+    _remeasureLater() {
+        if (!this._observer || this._closed || this._remeasureTimer) return;
+        const delay = this._remeasureDelay ?? REMEASURE_MIN_MS;
+        this._remeasureDelay = Math.min(delay * 2, REMEASURE_MAX_MS);
+        this._remeasureTimer = setTimeout(() => {
+            this._remeasureTimer = null;
+            if (!this._closed) this._remeasure();
+        }, delay);
+    }
+
     _remeasure() {
         if (!this._observer) return;
         this._measured.clear();
@@ -861,8 +925,16 @@ export class ViewportClient {
         this.offset = plan.recenter ? [plan.offset[0] + plan.recenter[0], plan.offset[1] + plan.recenter[1]] : plan.offset;
         this.seq = plan.seq;
         if (message?.kind === "patch" && previousOffset) {
-            this._shiftScroller(previousOffset, plan.offset, anchor);
-            this._realign(message);
+            if ((message.body.anchor ?? "visible") === "visible") {
+                this._shiftScroller(previousOffset, plan.offset, anchor);
+                this._realign(message);
+            } else {
+                // "end" (a chat following new messages) or "none": the session's offset is the
+                // one the edit asked for, and the container follows it, not what was on screen.
+                this._scrollTarget = null;
+                if (anchor) anchor.views = [];
+                this._shiftScroller(previousOffset, plan.offset, anchor);
+            }
         } else if (message?.follow) {
             const to = message.body.scrollTo;
             const again = to && this._scrollTarget === to.id && this._scrollAlign === to.align;
@@ -1214,6 +1286,8 @@ export class ViewportClient {
     /// adopt them).
     async close({ end = false } = {}) {
         this._closed = true;
+        clearTimeout(this._remeasureTimer);
+        this._remeasureTimer = null;
         this._drop();
         this._unbindScroller?.();
         this._observer?.disconnect();
