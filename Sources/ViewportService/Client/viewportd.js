@@ -129,13 +129,15 @@ class HTTP {
     url(path) { return new URL(path.replace(/^\//, ""), this.base).href; }
 
     /// Answers {status, body}; body is the parsed JSON (a problem object for errors), or null.
-    async request(method, path, body) {
+    /// With `timeout` (ms), a request not answered by then is aborted (it throws). Opening a
+    /// session has none: an inline layout may take long to upload.
+    async request(method, path, body, timeout = 0) {
         const headers = {};
         if (body !== undefined) headers["Content-Type"] = "application/json";
         if (this.token) headers["Authorization"] = "Bearer " + this.token;
         const controller = new AbortController();
         this._pending.add(controller);
-        const timer = setTimeout(() => controller.abort(), ANSWER_TIMEOUT_MS);
+        const timer = timeout > 0 ? setTimeout(() => controller.abort(), timeout) : null;
         let response, text;
         try {
             response = await fetch(this.url(path), {
@@ -576,7 +578,7 @@ export class ViewportClient {
         const path = message.kind === "patch"
             ? `/v1/sessions/${encodeURIComponent(this.session)}/layout`
             : `/v1/sessions/${encodeURIComponent(this.session)}/viewport`;
-        const answer = await this._http.request(message.kind === "patch" ? "PATCH" : "POST", path, body);
+        const answer = await this._http.request(message.kind === "patch" ? "PATCH" : "POST", path, body, ANSWER_TIMEOUT_MS);
         if (answer.status === 200 && !isProblem(answer.body)) return answer.body;
         return answer.body && isProblem(answer.body) ? answer.body : { status: answer.status, type: "about:blank", detail: "no problem body" };
     }
@@ -598,7 +600,14 @@ export class ViewportClient {
         let socket;
         try {
             socket = new WebSocket(this._http.socketURL(this.session), protocols);
-        } catch {
+        } catch (error) {
+            if (error?.name === "SyntaxError") {
+                // A token that is not a subprotocol token (RFC 6455: no "/", "=", spaces; base64
+                // has them) cannot go on the socket: POST only, said once.
+                this._socketRetryAt = Infinity;
+                this._report(new Error(`the socket cannot be used (${error.message}): updates go by POST`));
+                return;
+            }
             this._socketRetryAt = now() + SOCKET_RETRY_MS;
             return;
         }
@@ -733,7 +742,7 @@ export class ViewportClient {
         for (;;) {
             let answer;
             try {
-                answer = await this._http.request(method, path, body);
+                answer = await this._http.request(method, path, body, ANSWER_TIMEOUT_MS);
             } catch (error) {
                 if (now() > giveUp) throw error;
                 this.stats.unavailable += 1;
