@@ -1194,7 +1194,10 @@ export class ViewportClient {
     /// - Complexity: O(v log v) for v views.
     _screenAnchor() {
         const s = this._scroller;
-        const [x, y] = this._containerOffset();
+        // While the user scrolls, from where the container is: what is on screen stays put to
+        // half a pixel (a fling in CI moved a post 1.5 px when edits started from the unrounded
+        // offset, 5.2M px down); at rest, from the unrounded offset, so roundings do not add up.
+        const [x, y] = this._scrollTracker?.scrolling() ? [s.scrollLeft, s.scrollTop] : this._containerOffset();
         const w = s.clientWidth, h = s.clientHeight;
         const views = [];
         for (const [handle, v] of this._views) {
