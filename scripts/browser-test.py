@@ -739,10 +739,7 @@ def demo_scenario(test, server, rng, args, driver):
         post = f"p{rng.randrange(10, 90) * 1000 + 25 * rng.randrange(40) + rng.randrange(5, 20)}"
         test.js("window.viewportd.client.scrollTo(arguments[0], arguments[1])", post, align)
         test.check(f"scrollTo {post} ({align})")
-        where = test.js("""const e = document.querySelector(`[data-item-id="${arguments[0]}"]`), s = document.getElementById('viewport');
-            if (!e) return null; const a = e.getBoundingClientRect(), b = s.getBoundingClientRect();
-            return [e.dataset.reuse, a.bottom - (b.top + s.clientHeight), (a.top + a.bottom) / 2 - (b.top + b.top + s.clientHeight) / 2,
-                    window.viewportd.client._realigned];""", post)
+        where = test.js(PLACEMENT_JS, post)
         off = None if where is None else where[1] if align == "end" else where[2]
         bound = rounding_bound(test.js("return document.getElementById('viewport').scrollTop"))
         if where is None or where[0] == "photo" or abs(off) > bound:
@@ -756,9 +753,8 @@ def demo_scenario(test, server, rng, args, driver):
     photo = f"p{rng.randrange(10, 90) * 1000 + 25 * rng.randrange(40) + 24}"
     test.js("window.viewportd.client.scrollTo(arguments[0], 'center')", photo)
     snap = test.check(f"scrollTo {photo}")
-    centre = test.js("""const e = document.querySelector(`[data-item-id="${arguments[0]}"]`), s = document.getElementById('viewport');
-        if (!e) return null; const a = e.getBoundingClientRect(), b = s.getBoundingClientRect();
-        return [e.dataset.reuse, (a.top + a.bottom) / 2 - (b.top + b.top + s.clientHeight) / 2];""", photo)
+    where = test.js(PLACEMENT_JS, photo)
+    centre = None if where is None else [where[0], where[2]]
     # The page rounds the container to whole pixels once (half a point, more where the browser's
     # 32-bit floats lose the fraction past a million points); edits that moved it since start from
     # the offset the page meant, not from the rounded one, so roundings do not add up.
@@ -841,6 +837,18 @@ def demo_scenario(test, server, rng, args, driver):
             f"({stats['rebindFree']} without rebind), {stats['patches']} measurement batches, {stats['plans']} plans, "
             f"{stats['reconciled']} idle updates for container moves the client had not sent, "
             f"average round trip {stats['rttAverage']:.2f} ms over {first_transport}")
+
+
+# Where the item `arguments[0]` is shown: [its reuse identifier, px from its bottom to the
+# viewport's, px from its centre to the viewport's, how many times the client sent its last
+# scrollTo again]; null when it is not shown.
+PLACEMENT_JS = """
+const e = document.querySelector(`[data-item-id="${arguments[0]}"]`), s = document.getElementById('viewport');
+if (!e) return null;
+const a = e.getBoundingClientRect(), b = s.getBoundingClientRect();
+return [e.dataset.reuse, a.bottom - (b.top + s.clientHeight), (a.top + a.bottom) / 2 - (b.top + b.top + s.clientHeight) / 2,
+        window.viewportd.client._realigned];
+"""
 
 
 # A page of one's own (a 600 x 500 scroller and its content, the module imported from viewportd's

@@ -67,6 +67,9 @@ const MEASURE_EPSILON = 0.01;
 /// How many times a scrollTo goes again after the edits answered since (see _realign).
 const REALIGN_LIMIT = 8;
 
+/// An edit's anchor: "visible" unless it says otherwise (docs/api.md "Stacks and edits").
+function anchorOf(body) { return body.anchor ?? "visible"; }
+
 /// The base URL of the viewportd that served this module ("…/client/viewportd.js" -> "…/").
 function defaultBase() {
     try { return new URL("..", import.meta.url).href; } catch { return location.origin + "/"; }
@@ -401,7 +404,7 @@ export class ViewportClient {
                 this._queue.pop();
             }
         } else if (last && message.kind === "patch" && last.kind === "patch" && !message.body.insert && !message.body.remove
-            && !last.body.insert && !last.body.remove && (message.body.anchor ?? "visible") === (last.body.anchor ?? "visible")) {
+            && !last.body.insert && !last.body.remove && anchorOf(message.body) === anchorOf(last.body)) {
             const sizes = new Map((last.body.resize ?? []).map((r) => [r.id, r]));
             for (const r of message.body.resize ?? []) sizes.set(r.id, r);
             last.body.resize = [...sizes.values()];
@@ -706,8 +709,6 @@ export class ViewportClient {
         return sessionSeq >= this._patchLogFloor;
     }
 
-    /// After a resync that could not send every lost edit again: the sizes of the shown views go
-    /// out again, measured afresh.
     /// After a measurement edit failed (a 5xx, no answer): the sizes it carried are marked sent
     /// and the ResizeObserver sees no change to report, so the session would keep the estimates
     /// (rows overlapping) for good. They are measured and sent again after REMEASURE_MIN_MS,
@@ -722,6 +723,8 @@ export class ViewportClient {
         }, delay);
     }
 
+    /// After a resync that could not send every lost edit again: the sizes of the shown views go
+    /// out again, measured afresh.
     _remeasure() {
         if (!this._observer) return;
         this._measured.clear();
@@ -934,16 +937,15 @@ export class ViewportClient {
         this.offset = plan.recenter ? [plan.offset[0] + plan.recenter[0], plan.offset[1] + plan.recenter[1]] : plan.offset;
         this.seq = plan.seq;
         if (message?.kind === "patch" && previousOffset) {
-            if ((message.body.anchor ?? "visible") === "visible") {
-                this._shiftScroller(previousOffset, plan.offset, anchor);
-                this._realign(message);
-            } else {
+            const visible = anchorOf(message.body) === "visible";
+            if (!visible) {
                 // "end" (a chat following new messages) or "none": the session's offset is the
                 // one the edit asked for, and the container follows it, not what was on screen.
                 this._scrollTarget = null;
                 if (anchor) anchor.views = [];
-                this._shiftScroller(previousOffset, plan.offset, anchor);
             }
+            this._shiftScroller(previousOffset, plan.offset, anchor);
+            if (visible) this._realign(message);
         } else if (message?.follow) {
             const to = message.body.scrollTo;
             const again = to && this._scrollTarget === to.id && this._scrollAlign === to.align;
