@@ -8,15 +8,20 @@
    (GitHub's slug rules: lower case, punctuation dropped, spaces to hyphens, -1, -2 … for repeats).
 2. Words: no document holds session or issue numbers, hexadecimal strings of 7 to 40 digits
    outside code (commit hashes), paths of a developer's machine, or before/after diary phrasing.
-3. Settings table: docs/operations/configuration.md holds the table between its markers, with
+3. API reference: every operation of openapi/viewportd.openapi.json is in docs/api.md's Endpoints
+   table (and the other way round) and has its section, which names every field of its request
+   and success bodies.
+4. Settings table: docs/operations/configuration.md holds the table between its markers, with
    the rows of `viewportd --help` (the Swift test SettingsTableTests compares it cell for cell
    with Setting.all; with --binary this script compares keys, environment names, flags and
    defaults with the binary's --help).
-4. Walkthrough: with --binary, every shell block of the README's first session and of
-   docs/guides/walkthrough.md runs, in order, in one bash in a temporary directory, against the
-   binary started on a free loopback port (the port 8080 in the commands rewritten to it). Each
-   block's output must match the answer the document shows after it, with ids that are random
-   (session ids) and elisions (`…`) matched loosely.
+5. Walkthrough: with --binary, every shell block of the README's first session, of
+   docs/guides/walkthrough.md and of the other guides that need nothing but the binary
+   (RUNNABLE_GUIDES) runs, in order, in one bash per document in a temporary directory (with
+   links to scripts/ and docs/), against the binary started on a free loopback port (the port
+   8080 in the commands rewritten to it) and stopped after. The output of each block must match
+   the answer blocks the document shows after it, whitespace aside, with `…` standing for any
+   text and session ids (random) for any id.
 
 Exits 1 and names every failure.
 """
@@ -260,6 +265,85 @@ def check_settings_table(binary):
 
 
 # ---------------------------------------------------------------------------------------------
+# docs/api.md against the OpenAPI document
+
+# Operations whose section in docs/api.md is not headed by their method and path.
+API_SECTIONS = {
+    ("put", "/v1/sessions/{id}/layout"): "## Layout changes",
+    ("get", "/v1/sessions/{id}/socket"): "### The WebSocket",
+}
+# Schemas described once, in a section of their own, that the endpoints' sections refer to.
+API_SCHEMA_SECTIONS = {"Plan": "## Plans", "Layout": "## Layouts", "SessionState": "### `GET /v1/sessions/{id}`"}
+
+
+def check_api_reference():
+    api_path = os.path.join(ROOT, "docs", "api.md")
+    with open(os.path.join(ROOT, "openapi", "viewportd.openapi.json"), encoding="utf-8") as f:
+        document = json.load(f)
+    with open(api_path, encoding="utf-8") as f:
+        api = f.read()
+    schemas = document.get("components", {}).get("schemas", {})
+
+    def properties(schema, seen):
+        out = set()
+        if not isinstance(schema, dict):
+            return out
+        if "$ref" in schema:
+            name = schema["$ref"].split("/")[-1]
+            if name in seen:
+                return out
+            seen.add(name)
+            return properties(schemas.get(name, {}), seen)
+        out |= set(schema.get("properties", {}))
+        for key in ("oneOf", "anyOf", "allOf"):
+            for alternative in schema.get(key, []):
+                out |= properties(alternative, seen)
+        return out
+
+    def section(heading):
+        start = api.find("\n" + heading + "\n")
+        if start < 0:
+            return None
+        level = len(heading.split(" ")[0])
+        following = re.compile(r"^#{1,%d} " % level, re.M).search(api, start + len(heading) + 2)
+        return api[start:following.start() if following else len(api)]
+
+    endpoints = section("## Endpoints") or ""
+    operations = 0
+    for path, item in document.get("paths", {}).items():
+        for method, operation in item.items():
+            if method not in ("get", "put", "post", "patch", "delete") or not isinstance(operation, dict):
+                continue
+            operations += 1
+            name = f"{method.upper()} {path}"
+            if f"`{name}`" not in endpoints:
+                fail(f"docs/api.md: the Endpoints table does not list `{name}` (in the OpenAPI document)")
+            heading = API_SECTIONS.get((method, path), f"### `{name}`")
+            text = section(heading)
+            if text is None:
+                fail(f"docs/api.md: no section {heading} for `{name}`")
+                continue
+            bodies = [c.get("schema", {}) for c in operation.get("requestBody", {}).get("content", {}).values()]
+            for status, response in operation.get("responses", {}).items():
+                if status.startswith("2"):
+                    bodies += [c.get("schema", {}) for c in response.get("content", {}).values()]
+            for schema in bodies:
+                schema_name = schema.get("$ref", "").split("/")[-1]
+                where = text
+                if schema_name in API_SCHEMA_SECTIONS:
+                    where = section(API_SCHEMA_SECTIONS[schema_name]) or ""
+                for field in sorted(properties(schema, set())):
+                    if f"`{field}`" not in where and f'"{field}"' not in where:
+                        fail(f"docs/api.md: {heading} does not name `{field}` of {schema_name or 'the body'} "
+                             f"(`{name}` in the OpenAPI document)")
+    for listed in re.findall(r"^\| `(GET|PUT|POST|PATCH|DELETE) ([^`]+)`", endpoints, re.M):
+        method, path = listed[0].lower(), listed[1]
+        if method not in document.get("paths", {}).get(path, {}):
+            fail(f"docs/api.md: the Endpoints table lists `{listed[0]} {path}`, the OpenAPI document does not")
+    print(f"api.md: {operations} operations of the OpenAPI document, their sections and fields")
+
+
+# ---------------------------------------------------------------------------------------------
 # The walkthrough, run against a binary
 
 def free_port():
@@ -319,15 +403,36 @@ def answer_pattern(answer):
     return re.compile(pattern, re.S)
 
 
+def divergence(answer, got):
+    """Where the documented answer and the output part: the longest prefix of the answer (without
+    whitespace) that still matches, and what follows it on both sides."""
+    text = re.sub(r'"session":"[0-9a-f]*…?"', '"session":"\x00"', normalise_output(answer))
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if answer_pattern(text[:middle]).search(got):
+            low = middle
+        else:
+            high = middle - 1
+    found = answer_pattern(text[:low]).search(got)
+    at = found.end() if found else 0
+    return (f"\n  documented: …{text[max(0, low - 60):low]}>>>{text[low:low + 80]}"
+            f"\n  printed:    …{got[max(0, at - 60):at]}>>>{got[at:at + 80]}")
+
+
 def normalise_output(output):
     return re.sub(r"\s+", "", output)
 
 
+# Guides whose shell blocks run as they stand against one local binary (the others need Docker,
+# Redis, a release build or Chromium: CI runs those in their own steps).
+RUNNABLE_GUIDES = ["walkthrough.md", "scrolling-helpers.md", "layout-changes.md", "generated-layouts.md",
+                   "stacks.md", "websocket.md"]
+
+
 def run_walkthrough(binary):
-    sources = [
-        (os.path.join(ROOT, "README.md"), "## A first session with curl", "##"),
-        (os.path.join(ROOT, "docs", "guides", "walkthrough.md"), None, None),
-    ]
+    sources = [(os.path.join(ROOT, "README.md"), "## A first session with curl", "##")]
+    sources += [(os.path.join(ROOT, "docs", "guides", name), None, None) for name in RUNNABLE_GUIDES]
     for path, start, end in sources:
         found = blocks(path, start, end)
         shell = [b for b in found if b[0] == "sh"]
@@ -340,6 +445,9 @@ def run_walkthrough(binary):
 def run_document(binary, path, found):
     port = free_port()
     work = tempfile.mkdtemp(prefix="check-docs-")
+    # The commands run "from the repository root": its scripts and docs, read-only, by link.
+    for name in ("scripts", "docs"):
+        os.symlink(os.path.join(ROOT, name), os.path.join(work, name))
     log = open(os.path.join(work, "viewportd.log"), "w")
     env = dict(os.environ, HTTP_HOST="127.0.0.1", HTTP_PORT=str(port), LOG_LEVEL="warning")
     for key in ("AUTH_TOKEN", "STORE_URL", "VIEWPORTD_CONFIG"):
@@ -431,8 +539,7 @@ def check_output(path, line, output, expected):
     for answer in expected:
         pattern = answer_pattern(normalise_output(answer))
         if not pattern.search(got):
-            fail(f"{where}: the output does not match the documented answer\n  documented: "
-                 f"{answer.strip()[:400]}\n  printed:    {output.strip()[:400]}")
+            fail(f"{where}: the output does not match the documented answer{divergence(answer, got)}")
 
 
 def main():
@@ -442,6 +549,7 @@ def main():
     check_links()
     check_words()
     check_settings_table(args.binary)
+    check_api_reference()
     if args.binary:
         if not os.access(args.binary, os.X_OK):
             fail(f"--binary {args.binary} is not an executable")
