@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Checks README.md and docs/**/*.md (Python 3 standard library only).
+"""Checks README.md, scripts/README.md and docs/**/*.md (Python 3 standard library only).
 
     python3 scripts/check-docs.py [--binary PATH] [--skip-walkthrough]
 
-1. Links: every relative link and #anchor in README.md and docs/**/*.md resolves, to a file or
+1. Links: every relative link and #anchor in those documents resolves, to a file or
    directory of the repository and, with an anchor, to a heading of the target Markdown file
    (GitHub's slug rules: lower case, punctuation dropped, spaces to hyphens, -1, -2 … for repeats).
 2. Words: no document holds session or issue numbers, hexadecimal strings of 7 to 40 digits
@@ -49,7 +49,7 @@ def fail(message):
 
 
 def documents():
-    paths = [os.path.join(ROOT, "README.md")]
+    paths = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "scripts", "README.md")]
     for directory, _, names in os.walk(os.path.join(ROOT, "docs")):
         paths += [os.path.join(directory, n) for n in sorted(names) if n.endswith(".md")]
     return sorted(paths)
@@ -178,7 +178,7 @@ PROSE_RULES = [
     (re.compile(r"\b(?:used to|now (?:does|is|takes|answers|keeps)|was changed|we changed|fixed in|"
                 r"(?:an|the) audit (?:saw|found|had|lost)|a local change, not kept|until (?:this|the) fix)\b", re.I),
      "before/after diary phrasing"),
-    (re.compile(r"\bbefore\s*/\s*after\b|\bafter\s*/\s*before\b", re.I), "before/after diary phrasing"),
+    (re.compile(r"\bbefore\s*/\s*after\b(?!/)|\bafter\s*/\s*before\b(?!/)", re.I), "before/after diary phrasing"),
 ]
 # Paths of a developer's machine, in code too.
 PATH_RULE = (re.compile(r"(?<![\w.])/(?:work|root|home|Users|tmp/bash_jobs)/"), "a path of a developer's machine")
