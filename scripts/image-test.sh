@@ -452,7 +452,7 @@ PY
 
     # Under load: wrk through nginx while one instance is stopped (scripts/cluster.sh's check).
     bash "$repo_root/scripts/cluster.sh" load --url "http://127.0.0.1:$port" --duration 15s \
-        --disrupt "podman stop -t 30 ${project}_viewportd-2_1" >&2 || fail "cluster load through the compose project's nginx"
+        --disrupt "podman stop -t 30 ${project}_viewportd-2_1 >/dev/null" >&2 || fail "cluster load through the compose project's nginx"
     [[ "$(podman inspect --format '{{.State.ExitCode}}' "${project}_viewportd-2_1")" == 0 ]] \
         || fail "viewportd-2 did not exit 0 after podman stop under load"
 
