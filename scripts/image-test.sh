@@ -66,7 +66,7 @@ cleanup() {
         log "kept for a look: ${containers[*]:-} ${project:+compose project $project}"
     else
         for c in "${containers[@]}"; do podman rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
-        if [[ -n "$project" ]]; then timeout 120 podman-compose --project-name "$project" -f "$repo_root/deploy/docker-compose.yml" down -v >/dev/null 2>&1 || true; fi
+        if [[ -n "$project" ]]; then compose down -v >/dev/null 2>&1 || true; fi
     fi
     rm -rf "$work"
 }
@@ -340,7 +340,7 @@ test_image() {
 
     # 2. Configuration by environment: AUTH_TOKEN and HTTP_PORT; the health check follows HTTP_PORT.
     port="$(free_port)"
-    run_container "$name-env" -p "127.0.0.1:$port:9090" -e HTTP_PORT=9090 -e AUTH_TOKEN=env-token -e SESSIONS_MAX=7 "$image"
+    run_container "$name-env" -p "127.0.0.1:$port:9090" -e HTTP_PORT=9090 -e AUTH_TOKEN=env-token "$image"
     wait_for_log "$name-env" 'listening on http://0.0.0.0:9090' 30 || fail "HTTP_PORT=9090: no listening line naming port 9090"
     [[ "$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/sessions/nope")" == 401 ]] \
         || fail "AUTH_TOKEN from the environment not in force (no 401 without the token)"
@@ -371,7 +371,8 @@ PY
 }
 
 # --- the compose file ----------------------------------------------------------------------
-compose() { podman-compose --project-name "$project" -f "$repo_root/deploy/docker-compose.yml" -f "$work/compose.override.yml" "$@"; }
+# (bounded: podman-compose up waits without end for a container that failed to start)
+compose() { timeout 300 podman-compose --project-name "$project" -f "$repo_root/deploy/docker-compose.yml" -f "$work/compose.override.yml" "$@"; }
 
 # healthy_within CONTAINER SECONDS: runs the container's own health check until it passes
 healthy_within() {
@@ -397,9 +398,7 @@ services:
 EOF
     podman tag "$image" localhost/viewportd:local
     log "podman-compose up -d (project $project, nginx on 127.0.0.1:$port)"
-    # (bounded: podman-compose waits without end for a container that failed to start)
-    timeout 300 podman-compose --project-name "$project" -f "$repo_root/deploy/docker-compose.yml" -f "$work/compose.override.yml" \
-        up -d --no-build >"$work/compose-up.log" 2>&1 || { tail -n 40 "$work/compose-up.log" >&2; fail "podman-compose up failed"; }
+    compose up -d --no-build >"$work/compose-up.log" 2>&1 || { tail -n 40 "$work/compose-up.log" >&2; fail "podman-compose up failed"; }
     for c in redis viewportd-1 viewportd-2 viewportd-3; do
         healthy_within "${project}_${c}_1" 60 || { podman logs "${project}_${c}_1" 2>&1 | tail -n 20 >&2; fail "$c not healthy within 60 s"; }
     done
