@@ -16,7 +16,7 @@ apart) it checks:
     ever created, discarded = elements removed, visible = the shown elements (id and view), the
     pools = the hidden elements, seq = the page's seq, peakViews <= 200;
   - measured rects: the session's layout (GET /v1/sessions/{id}/layout, with the sizes measured
-    so far), laid out by a model of the README's rules, places every shown element where the page
+    so far), laid out by a model of the documented rules (docs/guides/generated-layouts.md, docs/guides/stacks.md), places every shown element where the page
     shows it and with its rendered height (within 0.5 px): every measurement reached the session;
   - the page reported no error.
 
@@ -298,7 +298,7 @@ class Cluster(Server):
 
     def owner(self, session):
         """The instance holding the session's lease (viewportd:lease:{id} = <host>-<pid>-<random>|<epoch>,
-        docs/store.md), or the raw value when it is none of ours."""
+        docs/operations/store.md), or the raw value when it is none of ours."""
         value = self.redis_cli("GET", f"viewportd:lease:{{{session}}}")
         parts = value.split("|")[0].rsplit("-", 2)
         pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
@@ -339,7 +339,7 @@ class Cluster(Server):
 
 def layout_rects(layout, wanted):
     """Rects of the `wanted` items of a layout in the sections form (GET /v1/sessions/{id}/layout),
-    by README "Generated layouts" and "Stacks": sections follow each other along y, `spacing`
+    by docs/guides/generated-layouts.md and docs/guides/stacks.md: sections follow each other along y, `spacing`
     apart, inside `insets`; an items section's rects are relative to its origin and it ends at its
     items' largest bottom; a one-lane stack's items follow each other, `spacing` apart, each with
     its size or else the stack's estimate. Only what the demo uses (axis y, one lane)."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RSS a stored layout adds per item (README "Core: issue 13's targets and scaling").
+# RSS a stored layout adds per item (docs/performance.md).
 #
 #   scripts/layout-rss.sh [--items N] [--runs N] [--binary PATH] [--baseline PATH]
 #

@@ -64,13 +64,12 @@
 #   --server-cpus LIST rps mode: pin every server process (all threads; nginx's workers too) to
 #                      these CPUs (taskset list, e.g. 0)     --wrk-cpus LIST  pin wrk to these (e.g. 1):
 #                      with both, the load generator no longer takes the servers' cores, which on a
-#                      2-core machine is what decides p99 (README "HTTP", session 11)
+#                      2-core machine is what decides p99 (docs/performance.md "HTTP")
 #   LOAD_KEEP=DIR      (environment) copy the work directory (wrk's full reports with their latency
 #                      distributions, the servers' logs, the captured plans) to DIR on exit
 #   --store            rps mode: also run a second viewportd with a shared store (a redis-server on
 #                      another loopback port, store.url set), in the same interleaved rounds, and
-#                      print the ratio with a store / without on each shape (README "Many instances,
-#                      one store")
+#                      print the ratio with a store / without on each shape (docs/operations/store.md)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -6,7 +6,7 @@ runs its round trip (clients/python/roundtrip.py) against a live viewportd.
 - It generates from the document as it is, except for the `application/x-ndjson` media types
   (update streams): the generator does not support NDJSON ("Unsupported content type") and, told to
   treat it as bytes, writes a request builder that fails on every call. The client sends
-  `application/json`; streams are for httpx directly (README "Live updates").
+  `application/json`; streams are for httpx directly (docs/guides/websocket.md).
 - Any warning or error of the generator fails the run.
 - The client is written to .build/python-client (not committed): `--output DIR` to keep it.
 

@@ -1,7 +1,7 @@
 /* Runs a command with a custom EEVDF time slice (Linux 6.12+): sched_setattr with SCHED_OTHER
  * and sched_runtime = the slice, which every thread the command starts inherits
  * (/proc/PID/task/TID/sched shows it as se.slice). A diagnostic for scripts/load.sh's latency
- * tail (README "HTTP", session 13):
+ * tail (docs/performance.md "HTTP"):
  *
  *     cc -O2 -o /tmp/sched-slice scripts/sched-slice.c
  *     /tmp/sched-slice 100000 .build/release/viewportd ...      # a 100 us slice

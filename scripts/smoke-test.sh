@@ -115,7 +115,7 @@ session="$(curl -sS --max-time 10 "${auth[@]}" -H 'Content-Type: application/jso
     --data "{\"layout\":\"$layout\",\"viewport\":[375,667]}" "$base/v1/sessions" \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')" || fail "POST /v1/sessions failed"
 # The live transport: three updates over the session's WebSocket (scripts/ws-client.py, the
-# README's client; the token as the subprotocol bearer.<token>, as from a browser).
+# client of docs/guides/websocket.md; the token as the subprotocol bearer.<token>, as from a browser).
 printf '{"offset":[0,10]}\n{"offset":[0,20],"seq":2}\n{"offset":[0,30]}\n' \
     | timeout 20 python3 "$repo_root/scripts/ws-client.py" "$base" "$session" --token "$token" > "$work/socket.ndjson" 2>"$work/socket.err" \
     || fail "scripts/ws-client.py failed: $(cat "$work/socket.err")"

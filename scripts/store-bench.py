@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Measures the shared store's targets on loopback with real processes (README "Many instances,
-one store"): a redis-server and viewportd instances sharing it, all started and stopped here.
+"""Measures the shared store's targets on loopback with real processes (docs/operations/store.md): a redis-server and viewportd instances sharing it, all started and stopped here.
 
 1. handover: a session whose updates alternate between two instances, so that every request is
    for a session the other instance owns: latency of each (p50, p99, max), against the same

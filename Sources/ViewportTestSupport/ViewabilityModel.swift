@@ -10,7 +10,7 @@
 ///   threshold 0: strict intersection; zero area: strictly inside.
 /// - Viewed: a stay on screen that has lasted `minTime` from its start to the current update's
 ///   `time`, once per stay. The start is the `time` of the update where the item entered, or, when
-///   that update had none, of the first later update of the stay that has one (the README's rule).
+///   that update had none, of the first later update of the stay that has one (docs/guides/scrolling-helpers.md's rule).
 public struct ViewabilityModel {
     /// `[x, y, w, h]` per item, in layout order.
     public let rects: [[Double]]

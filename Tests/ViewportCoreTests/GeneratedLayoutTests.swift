@@ -42,7 +42,7 @@ struct GeneratedLayoutTests {
         return try builder.build()
     }
 
-    /// The items `specs` stack into, derived by hand from the README's rules ("Generated layouts"),
+    /// The items `specs` stack into, derived by hand from the documented rules (docs/guides/generated-layouts.md),
     /// not from the core's arithmetic: sections stack along the stack's axis inside its insets,
     /// `spacing` apart, each starting where the previous one ends; item `k` of a list is at
     /// `origin + k × (size + spacing)` along the list's axis (`pages`: no spacing; `sizes`: each

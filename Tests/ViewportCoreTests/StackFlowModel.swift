@@ -1,7 +1,7 @@
 import ViewportCore
 
-/// A layout of sections with stacks, written from docs/api.md's text ("Stacks and edits", and the README's
-/// generated layouts) without the core's code: sections one after another along the axis, inside
+/// A layout of sections with stacks, written from docs/api.md's text ("Stacks and edits", and
+/// docs/guides/generated-layouts.md) without the core's code: sections one after another along the axis, inside
 /// the insets, `spacing` apart; a stack's items each where the previous item of its lane ends,
 /// lanes across; edits with the lane rules. Sizes in the tests are whole or quarter points, so
 /// every sum here is exact.

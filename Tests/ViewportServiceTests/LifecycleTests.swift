@@ -137,7 +137,7 @@ import ViewportTestSupport
     }
 
     @Test func debugLogsEveryErrorAnswerTheLayerSendsAndAnEmptyTokenWarns() throws {
-        // README "Logs": `LOG_LEVEL=debug` logs every 4xx and 5xx with its path, also those the
+        // docs/operations/metrics.md "Logs": `LOG_LEVEL=debug` logs every 4xx and 5xx with its path, also those the
         // HTTP layer answers for the handler (a body too large, shutting down).
         let instance = try ViewportdProcess(environment: ["LOG_LEVEL": "debug", "HTTP_MAX_BODY_BYTES": "100", "AUTH_TOKEN": ""])
         #expect(instance.process.output.contains("configuration: auth.token (AUTH_TOKEN / --auth-token) is empty: bearer auth is off"))

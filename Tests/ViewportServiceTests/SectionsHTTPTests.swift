@@ -4,7 +4,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// Generated layouts (`sections`) and sticky headers over HTTP, against models written here from
-/// the README's rules ("Generated layouts and sticky headers"), not from the service's code: the
+/// the documented rules (docs/guides/generated-layouts.md), not from the service's code: the
 /// item rects and the content size are derived by hand from the sections sent; materialization is
 /// brute force (`ClientModel`); the pinned header is the last sticky header whose top has scrolled
 /// above the viewport's top (`offset.y + insets.top`) while its section (up to the next sticky

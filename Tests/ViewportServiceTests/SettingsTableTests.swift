@@ -6,7 +6,7 @@ import ViewportTestSupport
 @testable import ViewportService
 
 /// Every setting of the table, through each of its three sources, and the table's other uses
-/// (`--help`, the README) — so that a key read in the wrong place, or documented but not read,
+/// (`--help`, docs/operations/configuration.md) — so that a key read in the wrong place, or documented but not read,
 /// fails a test.
 @Suite struct SettingsTableTests {
     /// A valid value for each key that differs from its default, as the environment and a flag
@@ -118,14 +118,14 @@ import ViewportTestSupport
         }
     }
 
-    @Test func readmeTableIsTheSettingsTable() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    @Test func configurationPageTableIsTheSettingsTable() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/operations/configuration.md")
+        let text = try String(contentsOf: page, encoding: .utf8)
         let begin = try #require(text.range(of: "<!-- settings table: generated from Setting.all -->\n"))
         let end = try #require(text.range(of: "\n<!-- end of settings table -->", range: begin.upperBound..<text.endIndex))
         let table = String(text[begin.upperBound..<end.lowerBound])
-        #expect(table == ServiceConfiguration.markdownSettingsTable, "README.md's settings table should read:\n\(ServiceConfiguration.markdownSettingsTable)")
+        #expect(table == ServiceConfiguration.markdownSettingsTable, "docs/operations/configuration.md's settings table should read:\n\(ServiceConfiguration.markdownSettingsTable)")
     }
 
     @Test func startupLineNamesEverySettingAndHidesSecrets() async throws {

@@ -6,8 +6,8 @@ import ViewportTestSupport
 @testable import ViewportService
 
 /// A store that answers but refuses viewportd's commands counts as unavailable (an audit found
-/// `/readyz` at 200 while every request answered 503 NOAUTH), and the ACL line docs/store.md
-/// gives is all a cluster needs.
+/// `/readyz` at 200 while every request answered 503 NOAUTH), and the ACL line
+/// docs/operations/store.md gives is all a cluster needs.
 @Suite(.serialized)
 struct StoreRefusalTests {
     @Test func aStoreThatRefusesTheClientIsNotReady() throws {
@@ -26,10 +26,10 @@ struct StoreRefusalTests {
         #expect(try client.get("/healthz").json["store"] as? String == "unavailable")
     }
 
-    /// The `ACL SETUSER` line of docs/store.md, with `password`.
+    /// The `ACL SETUSER` line of docs/operations/store.md, with `password`.
     static func documentedACL(password: String) throws -> [String] {
         let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("docs/store.md")
+            .deletingLastPathComponent().appendingPathComponent("docs/operations/store.md")
         let text = try String(contentsOf: doc, encoding: .utf8)
         let line = try #require(text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix("ACL SETUSER ") })
         return line.split(separator: " ").map { $0 == ">PASSWORD" ? ">\(password)" : String($0) }

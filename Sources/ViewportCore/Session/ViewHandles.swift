@@ -1,6 +1,6 @@
 /// The handles a session gives its views. Every handle it assigned, or that a client named in a
 /// resync, is below `next`; a store raises `next` above a range it reserved for the previous
-/// owner (the hi/lo scheme: docs/store.md "Guarantees and what they rest on"), so no handle is ever
+/// owner (the hi/lo scheme: docs/operations/store.md "Guarantees and what they rest on"), so no handle is ever
 /// given twice.
 struct ViewHandles: Sendable {
     /// The handle the next new view gets.

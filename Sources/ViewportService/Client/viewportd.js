@@ -169,7 +169,7 @@ class HTTP {
 /// Opens a session (POST /v1/sessions) and applies its opening plan.
 ///
 /// options:
-///   layout     a layout id or an inline layout (docs/api.md "Layouts", README "Generated layouts")
+///   layout     a layout id or an inline layout (docs/api.md "Layouts", docs/guides/generated-layouts.md)
 ///   viewport   [w, h]; or give `scroller` and its client size is used
 ///   session    other fields of the POST body: offset, buffer, insets, pool, paging, lazyLoad, …
 ///   views      the callbacks (see the top of this file; domViews() makes them for DOM elements)

@@ -23,8 +23,8 @@ extension ServiceConfiguration {
             """ + "\n\n" + table.joined(separator: "\n")
     }
 
-    /// The README's settings table (Markdown), from the same table as `--help`; a test keeps the
-    /// README's copy equal to it.
+    /// The settings table of docs/operations/configuration.md (Markdown), from the same table as
+    /// `--help`; a test keeps that copy equal to it.
     static var markdownSettingsTable: String {
         var lines = ["| key | environment | flag | default | meaning |", "|---|---|---|---|---|"]
         for setting in Setting.all {

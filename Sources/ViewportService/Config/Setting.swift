@@ -6,20 +6,20 @@ import ViewportRedis
 /// is read and validated into a ``ServiceConfiguration``, and how its value is shown.
 ///
 /// ``Setting/all`` is the one table of settings: loading, `viewportd --help`, the startup log
-/// line (``ServiceConfiguration/description``) and the README's table all come from it (a test
-/// fails when the README's copy differs).
+/// line (``ServiceConfiguration/description``) and the settings table of
+/// docs/operations/configuration.md all come from it (a test fails when that copy differs).
 struct Setting: Sendable {
     enum ValueType: Sendable { case string, int, seconds }
 
     let components: [String]
     let type: ValueType
-    /// One line: what the setting does (the README's "meaning" column).
+    /// One line: what the setting does (the "meaning" column of docs/operations/configuration.md).
     let summary: String
     /// Never shown or logged (the value is `<redacted>`).
     let isSecret: Bool
     /// Reads the setting (itself, to name it in errors) from the sources into a configuration.
     private let reader: @Sendable (Setting, Resolver, inout ServiceConfiguration) throws -> Void
-    /// The value as shown in the startup log and, for the defaults, in `--help` and the README.
+    /// The value as shown in the startup log and, for the defaults, in `--help` and docs/operations/configuration.md.
     let show: @Sendable (ServiceConfiguration) -> String
 
     /// Reads the setting from the sources into `configuration`, validating it; settings earlier
@@ -188,7 +188,7 @@ struct Setting: Sendable {
         } show: { $0.authToken == nil ? "none" : "<redacted>" },
         Setting(
             "store.url", .string,
-            "`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis or Valkey server that several instances share (see [Many instances, one store](#many-instances-one-store)); none: everything stays in this process. A secret (the password is never logged)",
+            "`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis or Valkey server that several instances share (see [the shared store](store.md)); none: everything stays in this process. A secret (the password is never logged)",
             isSecret: true
         ) { setting, resolver, configuration in
             let url = try resolver.string(setting, default: "", isSecret: true) { url in

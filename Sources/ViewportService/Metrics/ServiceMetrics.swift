@@ -16,7 +16,7 @@ final class ServiceMetrics: Sendable {
     /// Request series by a cheap hash of their key, scanned comparing strings: on every request,
     /// the route and method are literals, so the comparisons are of identical strings (a
     /// `Dictionary` keyed by the strings hashed them with SipHash twice per request, ~2,000
-    /// instructions with the two locks; see README "Performance").
+    /// instructions with the two locks).
     private struct RequestTable {
         static let bucketCount = 64
         var buckets = [[RequestSeries]](repeating: [], count: bucketCount)

@@ -6,8 +6,7 @@ import Glibc
 ///
 /// Parsing a large layout grows arrays by doubling and builds the R-tree from temporary arrays;
 /// glibc keeps the freed chunks in its arenas, so without a trim a 1M-item post left about 33
-/// bytes per item of RSS more (96.6 against 63.8 B per item in scripts/layout-rss.sh, README
-/// "Core"). `malloc_trim(0)`
+/// bytes per item of RSS more (96.6 against 63.8 B per item in scripts/layout-rss.sh). `malloc_trim(0)`
 /// returns the free pages of every arena; it is looked up at run time (`<malloc.h>` is not in
 /// Swift's Glibc module) and skipped where the C library has none.
 enum FreeMemory {

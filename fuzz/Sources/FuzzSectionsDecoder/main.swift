@@ -45,7 +45,7 @@ runFuzzer { bytes in
             // A layout with stacks places each section at its origin plus an extent measured once
             // (so a section a PATCH moves and the same layout posted again agree): its default
             // content size is `origin + extent`, which can fall short of an item's far edge,
-            // `(origin + start) + size`, by the rounding of one addition (README "Generated layouts").
+            // `(origin + start) + size`, by the rounding of one addition (docs/guides/generated-layouts.md).
             let size = layout.contentSize
             let slackX = layout.hasStacks ? 4 * size.width.ulp : 0
             let slackY = layout.hasStacks ? 4 * size.height.ulp : 0

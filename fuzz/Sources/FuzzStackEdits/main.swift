@@ -250,7 +250,7 @@ struct Model {
                 }
             }
         }
-        // docs/api.md / README: the default content size is the items' extent grown by the trailing insets.
+        // docs/api.md, docs/guides/generated-layouts.md: the default content size is the items' extent grown by the trailing insets.
         let size = axis == .y
             ? Size(width: maxCross + insets.right, height: maxMain + insets.bottom)
             : Size(width: maxMain + insets.right, height: maxCross + insets.bottom)
