@@ -37,6 +37,7 @@ Scenarios (exit status 1 on a violation):
 Needs root, iproute2, iptables (nft or legacy), redis-server; Python 3 standard library only.
 """
 import argparse
+import bisect
 import collections
 import http.client
 import json
@@ -669,6 +670,8 @@ def check_answers(book, sampler, instances, window=None, explain=False):
     by_instance_id = {inst.instance_id: inst.index for inst in instances}
     with sampler.lock:
         samples = list(sampler.samples)
+    sent_times = [s[0] for s in samples]
+    received_times = [s[1] for s in samples]
     found = []
     seen = {}
     for a in book.answers:
@@ -680,12 +683,14 @@ def check_answers(book, sampler, instances, window=None, explain=False):
             found.append(("seq twice", f"session {a['session'][:8]} seq {a['seq']}: 200 from {'ABC'[other['instance']]} "
                                        f"and from {'ABC'[a['instance']]} with different plans", a["received"]))
         seen.setdefault(key, a)
-        before = [s for s in samples if s[1] <= a["sent"] and a["session"] in s[2]]
-        after = [s for s in samples if s[0] >= a["received"] and a["session"] in s[2]]
-        if not before or not after:
+        # Samples are sequential: the last one answered before the request was sent, the first
+        # one sent after its answer came.
+        i = bisect.bisect_right(received_times, a["sent"]) - 1
+        j = bisect.bisect_left(sent_times, a["received"])
+        if i < 0 or j >= len(samples) or a["session"] not in samples[i][2] or a["session"] not in samples[j][2]:
             continue
-        s0, s1 = before[-1][2][a["session"]], after[0][2][a["session"]]
-        between = [s[2][a["session"]] for s in samples if before[-1][1] <= s[0] and s[1] <= after[0][0] and a["session"] in s[2]]
+        s0, s1 = samples[i][2][a["session"]], samples[j][2][a["session"]]
+        between = [s[2][a["session"]] for s in samples[i + 1:j] if a["session"] in s[2]]
         held = lambda state: state[0] is not None and by_instance_id.get(state[0]) == a["instance"]
         describe = lambda st: f"free, epoch {st[1]}" if st[2] else (f"leased to {'ABC'[by_instance_id[st[0]]] if st[0] in by_instance_id else st[0]}, epoch {st[1]}" if st[0] else f"no lease, epoch {st[1]}")
         if explain:
@@ -753,17 +758,26 @@ def report(found, book):
     return violations
 
 
+def session_on_a(cluster):
+    """A session opened on A, with seq 1-3 answered by A and written."""
+    A = cluster.instances[0]
+    client = open_session(cluster.book, cluster.instances, cluster.sampler, 0, 0, timeout=3)
+    for _ in range(3):
+        seq, offset = client.seq + 1, client.offset + 97
+        status, body = client.send(A, seq, offset, 3)
+        if status != 200:
+            raise RuntimeError(f"seq {seq} on A: {status} {body}")
+        client.apply(body, offset, now(), seq)
+    time.sleep(0.4)
+    return client
+
+
 def scenario_v1(cluster):
     """A owns S; 0.6 s more round trip on A's link to Redis; B asks for S (A's release reaches
     Redis after B gave up, and A sees no answer within store.timeout); the client then goes back
     and forth between A and B."""
     A, B = cluster.instances[0], cluster.instances[1]
-    client = open_session(cluster.book, cluster.instances, cluster.sampler, 0, 0, timeout=3)
-    for _ in range(3):
-        status, body = client.send(A, client.seq + 1, client.offset + 97, 3)
-        assert status == 200, (status, body)
-        client.apply(body, client.offset + 97, now(), client.seq + 1)
-    time.sleep(0.4)
+    client = session_on_a(cluster)
     cluster.relays[0].set_delay(0.3)
     log("A's link to Redis delayed by 0.6 s (0.3 s each way)")
     trail = []
@@ -798,12 +812,7 @@ def scenario_v2(cluster):
     """A owns S and is cut off (DROP); six GETs of unknown sessions keep A's two HTTP workers in
     store calls; the client sends seq 4 to A, gives up after 0.3 s and retries on C."""
     A, C = cluster.instances[0], cluster.instances[2]
-    client = open_session(cluster.book, cluster.instances, cluster.sampler, 0, 0, timeout=3)
-    for _ in range(3):
-        status, body = client.send(A, client.seq + 1, client.offset + 97, 3)
-        assert status == 200, (status, body)
-        client.apply(body, client.offset + 97, now(), client.seq + 1)
-    time.sleep(0.4)
+    client = session_on_a(cluster)
     cluster.cut(0, "drop")
     cut_at = now()
     log("A cut off from Redis (DROP both ways)")
@@ -974,6 +983,16 @@ def campaign_table(cluster, clients, episodes):
 # MARK: Latency
 
 
+def bring_back(clients, target):
+    """Sends each client's next update to `target` (a handover) until it is answered there."""
+    for c in clients:
+        c.target = target
+        for _ in range(40):
+            if c.step() and c.target == target:
+                break
+            c.target = target
+
+
 def latency_scenario(cluster):
     """During a 3 s cut and a 3 s slow link (1 s RTT) of A: latency of A's answers for sessions
     it owns while noise requests (unknown sessions) need the store; the 503 window of A's
@@ -1019,22 +1038,13 @@ def latency_scenario(cluster):
             f"max {max(every) * 1000 if every else 0:.0f} ms (200s: p99 {results[label][3]:.0f} ms)")
         # Back to normal, every session on A again.
         time.sleep(3)
-        for c in owned:
-            for _ in range(40):
-                if c.step():
-                    break
-            c.target = 0
+        bring_back(owned, 0)
 
     measure("cut 3 s", lambda: cluster.cut(0, "drop"), lambda: cluster.heal(0))
     measure("slow link 1 s RTT", lambda: cluster.relays[0].set_delay(0.5), lambda: cluster.relays[0].set_delay(0))
     measure("slow link 0.4 s RTT", lambda: cluster.relays[0].set_delay(0.2), lambda: cluster.relays[0].set_delay(0))
     time.sleep(3)
-    # Bring every session back to A.
-    for c in owned:
-        c.target = 0
-        for _ in range(40):
-            if c.step():
-                break
+    bring_back(owned, 0)
     # The 503 window of A's sessions after a 0.3 s cut: the client fails over to B during the
     # cut (B asks A, which does not answer), the cut heals, the client keeps retrying on B.
     time.sleep(1.0)
@@ -1062,10 +1072,7 @@ def latency_scenario(cluster):
         windows.append(first_ok)
         log(f"0.3 s cut of A: session {c.id[:8]} answered on B {first_ok if first_ok is None else f'{first_ok:.2f}'} s after the cut healed ({count} 503s before)")
         time.sleep(3)
-        c.target = 0
-        for _ in range(40):
-            if c.step():
-                break
+        bring_back([c], 0)
         time.sleep(1)
     results["503 window"] = windows
     # /readyz around a 2 s cut.

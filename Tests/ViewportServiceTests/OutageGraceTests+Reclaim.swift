@@ -4,27 +4,11 @@ import ViewportTestSupport
 
 @testable import ViewportService
 
-/// The reclaim script on a real redis-server: a release whose answer was lost may or may not have
-/// run; the reclaim takes the session back at `epoch + 2` either way (unless another instance took
-/// it meanwhile), and a release that lands after the reclaim changes nothing.
-@Suite(.serialized)
-struct ReclaimScriptTests {
-    let redis: RedisTestServer
-    let raw: RedisPool
-    let keys = StoreKeys(prefix: "test:")
-
-    init() throws {
-        redis = try RedisTestServer()
-        raw = RedisPool(endpoint: try RedisEndpoint(url: redis.url), connectTimeout: 2, commandTimeout: 2, capacity: 2)
-    }
-
-    func instance(_ name: String) -> RedisStateStore {
-        RedisStateStore(
-            pool: RedisPool(endpoint: raw.endpoint, connectTimeout: 2, commandTimeout: 2, capacity: 2), keys: keys, instance: name,
-            leaseMilliseconds: 2000, sessionMilliseconds: 60_000, layoutMilliseconds: 120_000, handoverWait: 1, handleBlock: 1024,
-            metrics: ServiceMetrics(), health: StoreHealth(), flushInterval: 0.1)
-    }
-
+/// The reclaim script, driven key by key on a real redis-server like the grace: a release whose
+/// answer was lost may or may not have run; the reclaim takes the session back at `epoch + 2`
+/// either way (unless another instance took it meanwhile), and a release that lands after the
+/// reclaim changes nothing.
+extension OutageGraceTests {
     func write(_ id: String, on store: RedisStateStore, epoch: Int64, version: UInt64, create: Bool = false, release: Bool = false)
         -> RedisStateStore.Outcome
     {
