@@ -13,7 +13,8 @@
 #   --browser chromium + chromium-driver (Debian packages) and selenium (PyPI), for
 #             scripts/browser-test.py
 #   --ci      what .ci/run needs: --test, --lint and --load (the cluster check runs nginx and
-#             wrk), plus curl and python3 for scripts/smoke-test.sh
+#             wrk), plus curl and python3 for scripts/smoke-test.sh, and iproute2 and iptables
+#             for scripts/partition-campaign.py (network namespaces, cuts)
 #
 # Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
@@ -76,6 +77,10 @@ fi
 if [[ $want_load -eq 1 || $want_ci -eq 1 ]]; then
     command -v curl >/dev/null 2>&1 || apt_missing+=(curl)
     command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
+fi
+if [[ $want_ci -eq 1 ]]; then
+    command -v ip >/dev/null 2>&1 || [[ -x /usr/sbin/ip ]] || [[ -x /sbin/ip ]] || apt_missing+=(iproute2)
+    command -v iptables >/dev/null 2>&1 || [[ -x /usr/sbin/iptables ]] || apt_missing+=(iptables)
 fi
 if [[ $want_browser -eq 1 ]]; then
     command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)

@@ -516,6 +516,7 @@ class Client:
         self.target = target
         self.timeout = timeout
         self.stats = collections.Counter()
+        self.rng = random.Random(int(session_id[:8], 16))
         self.apply(opened_plan, offset, at=None, expect_seq=0)
 
     def apply(self, plan, offset, at, expect_seq):
@@ -624,11 +625,12 @@ class Client:
             if status == 404:
                 self.book.violation("views", f"session {self.id[:8]}: 404 for seq {seq}")
                 return False
-            # 503, a timeout, a refused connection: the next instance, same seq.
+            # 503, a timeout, a refused connection: another instance (any: back and forth, as
+            # a proxy that retries on the next upstream and a client that retries do), same seq.
             self.stats["503" if status == 503 else "timeouts"] += 1
             if status != 503:
                 self.book.event("timeout")
-            self.target = (self.target + 1) % len(self.instances)
+            self.target = (self.target + self.rng.randrange(1, len(self.instances))) % len(self.instances)
             time.sleep(0.05)
         return False
 
@@ -884,15 +886,22 @@ FAULTS = (
 )
 
 
-def campaign(cluster, minutes, seed, sessions=18):
+def campaign(cluster, minutes, seed, sessions=18, client_timeout=0.5, hop=0.03):
     rng = random.Random(seed)
+    log(f"campaign: {minutes} min, seed {seed}")
     instances = cluster.instances
-    clients = [open_session(cluster.book, instances, cluster.sampler, k % len(instances), k, timeout=1.0) for k in range(sessions)]
+    clients = [open_session(cluster.book, instances, cluster.sampler, k % len(instances), k, timeout=client_timeout)
+               for k in range(sessions)]
     stopping = threading.Event()
     noise_target = [None]
 
     def drive(client):
+        r = random.Random(seed * 1000003 + int(client.id[:8], 16))
         while not stopping.is_set():
+            # Now and then a request goes to another instance (a proxy that does not route by
+            # session): a handover, also while the owner's link is cut or slow.
+            if r.random() < hop:
+                client.target = r.randrange(len(instances))
             client.step()
             time.sleep(0.02)
 
@@ -908,7 +917,7 @@ def campaign(cluster, minutes, seed, sessions=18):
             time.sleep(0.05)
 
     threads = [threading.Thread(target=drive, args=(c,), daemon=True) for c in clients]
-    threads += [threading.Thread(target=noise, daemon=True) for _ in range(3)]
+    threads += [threading.Thread(target=noise, daemon=True) for _ in range(6)]
     for t in threads:
         t.start()
     episodes = []
@@ -1116,6 +1125,8 @@ def main():
     parser.add_argument("--campaign", action="store_true")
     parser.add_argument("--minutes", type=float, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--client-timeout", type=float, default=0.5, help="seconds a client waits before it retries elsewhere")
+    parser.add_argument("--hop", type=float, default=0.03, help="share of a client's updates sent to a random instance")
     parser.add_argument("--keep", help="copy the logs to this directory")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -1144,7 +1155,7 @@ def main():
             final_state_check(cluster, clients)
             found = check_answers(cluster.book, cluster.sampler, cluster.instances, explain=True)
         else:
-            clients, episodes = campaign(cluster, args.minutes, args.seed)
+            clients, episodes = campaign(cluster, args.minutes, args.seed, client_timeout=args.client_timeout, hop=args.hop)
             time.sleep(2)
             final_state_check(cluster, clients)
             found = campaign_table(cluster, clients, episodes)

@@ -47,10 +47,16 @@ final class SharedSessionStore: SessionRepository {
     /// their sessions answer 503 at once instead of waiting again.
     private let suspects = Mutex<[String: (since: Int64, until: Int64, checked: Int64)]>([:])
     private let flushDone = Mutex<Bool>(true)
+    /// Requests doing store work for a session not here (``throughStore(_:_:)``), and how many
+    /// may while the store is slow: one fewer than the HTTP workers.
+    private let storeCallsWaiting = Atomic<Int>(0)
+    let slowStoreCallLimit: Int
 
     init(
-        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger
+        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger,
+        httpThreads: Int = 2
     ) {
+        self.slowStoreCallLimit = max(1, httpThreads - 1)
         self.local = local
         self.layouts = layouts
         self.store = store
@@ -74,11 +80,12 @@ final class SharedSessionStore: SessionRepository {
     func locate(_ id: String) throws(Problem) -> SessionLocation {
         if let handle = local.get(id) { return .here(handle) }
         guard Self.isHexID(id) else { return .nowhere }
-        try refuseWhileUnreachable(id)
-        do {
-            return try store.sessionExists(id) ? .elsewhere : .nowhere
-        } catch {
-            throw error.problem
+        return try throughStore(id) { () throws(Problem) -> SessionLocation in
+            do {
+                return try store.sessionExists(id) ? .elsewhere : .nowhere
+            } catch {
+                throw error.problem
+            }
         }
     }
 
@@ -93,22 +100,34 @@ final class SharedSessionStore: SessionRepository {
         // can take it away again).
         return try gates.withLock(id) { () throws(Problem) -> (result: R, handle: SessionHandle) in
             if let handle = local.get(id), let result = try attempt(handle, body) { return (result, handle) }
-            try refuseWhileUnreachable(id)
-            for _ in 0..<3 {
-                guard let handle = try acquire(id) else { throw SessionStore.notFound(id) }
-                if let result = try attempt(handle, body) { return (result, handle) }
+            return try throughStore(id) { () throws(Problem) -> (result: R, handle: SessionHandle) in
+                for _ in 0..<3 {
+                    guard let handle = try acquire(id) else { throw SessionStore.notFound(id) }
+                    if let result = try attempt(handle, body) { return (result, handle) }
+                }
+                throw Problem.unavailable("session \(id) keeps moving between instances; retry")
             }
-            throw Problem.unavailable("session \(id) keeps moving between instances; retry")
         }
     }
 
-    /// A request that needs the store (a session not here) while the store does not answer this
-    /// instance answers 503 at once, rather than holding its HTTP worker (and the requests queued
-    /// behind it: other sessions' answers from memory) for `store.timeout` or more. The writer's
-    /// heartbeat, every flush interval, finds out when the store answers again.
-    private func refuseWhileUnreachable(_ id: String) throws(Problem) {
-        guard store.health.isUnreachable(now: Monotonic.nanoseconds()) else { return }
-        throw Problem.unavailable("session \(id): the shared store does not answer this instance; retry shortly", retryAfter: 1)
+    /// Runs a request's store work for a session not here, on its HTTP worker. While the store
+    /// does not answer this instance, it answers 503 at once rather than holding the worker (and
+    /// the requests queued behind it: other sessions' answers from memory) for `store.timeout` or
+    /// more; the writer's heartbeat, every flush interval, finds out when the store answers again.
+    /// While the store answers slowly, at most `slowStoreCallLimit` requests wait for it at once
+    /// (the others 503 at once), so that a worker stays free for what memory answers.
+    private func throughStore<T>(_ id: String, _ work: () throws(Problem) -> T) throws(Problem) -> T {
+        let now = Monotonic.nanoseconds()
+        if store.health.isUnreachable(now: now) {
+            throw Problem.unavailable("session \(id): the shared store does not answer this instance; retry shortly", retryAfter: 1)
+        }
+        let waiting = storeCallsWaiting.wrappingAdd(1, ordering: .relaxed).newValue
+        defer { storeCallsWaiting.wrappingSubtract(1, ordering: .relaxed) }
+        if waiting > slowStoreCallLimit && store.health.isSlow(now: now) {
+            throw Problem.unavailable(
+                "session \(id): the shared store answers slowly and other requests are waiting for it; retry shortly", retryAfter: 1)
+        }
+        return try work()
     }
 
     private enum Attempt<R: Sendable>: Sendable {

@@ -24,6 +24,10 @@ final class StoreHealth: Sendable {
     let logInterval: Int64
     /// A heartbeat without an answer for this long means the store does not answer now.
     let stall: Int64
+    /// A heartbeat whose answer took (or takes) longer than this means the store is slow.
+    let slow: Int64
+    /// How long the last heartbeat that got its answer took.
+    private let lastHeartbeatTook = Atomic<Int64>(0)
     /// When the last connection-level failure happened (monotonic ns).
     private let lastUnanswered = Atomic<Int64>(.min)
     /// When the last heartbeat that got its answer was sent.
@@ -31,11 +35,20 @@ final class StoreHealth: Sendable {
     /// When the heartbeat waiting for its answer was sent (`.max`: none waits).
     private let heartbeatWaiting = Atomic<Int64>(.max)
 
-    init(logger: Logger? = nil, hold: Double = 1, logInterval: Double = 5, stall: Double = 0.25) {
+    init(logger: Logger? = nil, hold: Double = 1, logInterval: Double = 5, stall: Double = 0.25, slow: Double = 0.125) {
         self.logger = logger
         self.hold = Int64(hold * 1e9)
         self.logInterval = Int64(logInterval * 1e9)
         self.stall = Int64(stall * 1e9)
+        self.slow = Int64(slow * 1e9)
+    }
+
+    /// Whether the store answers slowly: the last heartbeat's answer took longer than `slow`, or
+    /// the one under way has waited that long.
+    func isSlow(now: Int64) -> Bool {
+        if lastHeartbeatTook.load(ordering: .relaxed) > slow { return true }
+        let waiting = heartbeatWaiting.load(ordering: .relaxed)
+        return waiting != .max && now - waiting > slow
     }
 
     var isUp: Bool { isUp(now: Monotonic.nanoseconds()) }
@@ -63,7 +76,9 @@ final class StoreHealth: Sendable {
     /// The heartbeat sent at `sentAt` got its answer (`answered`) or failed.
     func heartbeatEnded(sentAt: Int64, answered: Bool) {
         heartbeatWaiting.store(.max, ordering: .relaxed)
-        if answered { lastHeartbeat.store(sentAt, ordering: .relaxed) }
+        guard answered else { return }
+        lastHeartbeat.store(sentAt, ordering: .relaxed)
+        lastHeartbeatTook.store(Monotonic.nanoseconds() - sentAt, ordering: .relaxed)
     }
 
     /// When the latest round trip that got no answer (a timeout, a connection lost after sending,
