@@ -24,7 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // SHA-256 for content-addressed layout ids, SHA-1 for the WebSocket handshake.
+        // SHA-256 for content-addressed layout ids, SHA-1 for the WebSocket handshake and Redis script ids.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64", from: "1.2.0"),
         .package(
@@ -48,7 +48,7 @@ let package = Package(
         ),
         .target(
             name: "ViewportRedis",
-            dependencies: ["CHiredis"],
+            dependencies: ["CHiredis", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // A cache prefetch hint for the index's queries (Swift has none): one inline C function.

@@ -66,3 +66,34 @@ extension Int64: RedisArgument {
 extension UInt64: RedisArgument {
     public var redisBytes: [UInt8] { Array(String(self).utf8) }
 }
+
+extension RedisCommand {
+    /// The keys the command names, by Redis' own key positions for the commands a client of a
+    /// cluster routes: a script's (`EVAL`, `EVALSHA`, `FCALL` and their `_RO` forms) after its key
+    /// count; every argument of `DEL`, `EXISTS`, `MGET`, `WATCH` and the like; every other one of
+    /// `MSET`; all but the timeout of `BLPOP` and the like; none for commands about the server or
+    /// the connection (`PING`, `MULTI`, `INFO`, `CLUSTER`…); else the first argument.
+    public var keys: [[UInt8]] {
+        guard arguments.count > 1 else { return [] }
+        let name = String(decoding: arguments[0], as: UTF8.self).uppercased()
+        switch name {
+        case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
+            guard arguments.count > 2, let count = Int(String(decoding: arguments[2], as: UTF8.self)), count > 0 else { return [] }
+            return Array(arguments[3..<min(arguments.count, 3 + count)])
+        case "DEL", "UNLINK", "EXISTS", "TOUCH", "MGET", "WATCH", "SINTER", "SUNION", "SDIFF", "PFCOUNT":
+            return Array(arguments[1...])
+        case "MSET", "MSETNX":
+            return stride(from: 1, to: arguments.count, by: 2).map { arguments[$0] }
+        case "BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX":
+            return Array(arguments[1..<(arguments.count - 1)])
+        case "RENAME", "RENAMENX", "SMOVE", "RPOPLPUSH", "LMOVE", "COPY", "BLMOVE", "BRPOPLPUSH":
+            return Array(arguments[1...min(2, arguments.count - 1)])
+        case "PING", "ECHO", "MULTI", "EXEC", "DISCARD", "UNWATCH", "INFO", "TIME", "SCRIPT", "FUNCTION", "CLUSTER", "ASKING",
+            "READONLY", "READWRITE", "AUTH", "HELLO", "SELECT", "CLIENT", "CONFIG", "COMMAND", "DBSIZE", "FLUSHALL", "FLUSHDB",
+            "WAIT", "LASTSAVE", "SAVE", "BGSAVE", "MEMORY", "LATENCY", "SLOWLOG", "DEBUG", "ROLE", "PUBLISH", "QUIT", "RESET":
+            return []
+        default:
+            return [arguments[1]]
+        }
+    }
+}

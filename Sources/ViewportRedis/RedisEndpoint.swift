@@ -1,4 +1,5 @@
-/// Where a Redis-protocol server is: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`.
+/// Where a Redis-protocol server is: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`; a cluster's
+/// seed nodes are `redis://[[USER]:PASSWORD@]HOST1[:PORT1],HOST2[:PORT2]…` (``seeds(url:)``).
 ///
 /// The last `@` ends USER:PASSWORD, so a password may hold `/`, `@`, `?` or `#` as they are;
 /// `%XX` escapes in either are decoded (write a `%` as `%25`).
@@ -20,15 +21,27 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.password = password
     }
 
-    /// Parses a `redis://` URL; the error says what is wrong with it.
+    /// Parses a `redis://` URL of one server; the error says what is wrong with it.
     public init(url: String) throws(RedisURLError) {
+        let seeds = try Self.seeds(url: url)
+        guard seeds.count == 1, let only = seeds.first else {
+            throw RedisURLError("names \(seeds.count) hosts (a cluster's seed nodes) where one server is expected")
+        }
+        self = only
+    }
+
+    /// Parses a `redis://` URL of one server or of a cluster's seed nodes,
+    /// `redis://[[USER]:PASSWORD@]HOST1[:PORT1],HOST2[:PORT2]…[/DB]`: one endpoint per host, each
+    /// with the URL's user, password and database (with several hosts, only database 0: a
+    /// cluster has no other).
+    public static func seeds(url: String) throws(RedisURLError) -> [RedisEndpoint] {
         let scheme = "redis://"
         guard url.hasPrefix(scheme) else {
             throw RedisURLError("\(url.hasPrefix("rediss://") ? "rediss:// (TLS) is not supported; use a local TLS proxy and redis://" : "must start with redis://") (redis://HOST:PORT[/DB])")
         }
         var rest = Substring(url.dropFirst(scheme.count))
         // The last `@` ends the user and password, which may hold any character (`/`, `@`, `?`
-        // too; `%`-escapes are decoded): what follows is the host, the port and the database.
+        // too; `%`-escapes are decoded): what follows is the hosts, the ports and the database.
         var user: String?
         var password: String?
         if let at = rest.lastIndex(of: "@") {
@@ -63,6 +76,18 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
                 database = db
             }
         }
+        let hosts = rest.split(separator: ",", omittingEmptySubsequences: false)
+        if hosts.count > 1 && database != 0 {
+            throw RedisURLError("a cluster (several seed nodes) has only database 0: remove \"/\(database)\"")
+        }
+        return try hosts.map { (hostAndPort) throws(RedisURLError) in
+            let (host, port) = try Self.hostAndPort(hostAndPort)
+            return RedisEndpoint(host: host, port: port, database: database, user: user, password: password)
+        }
+    }
+
+    /// `HOST[:PORT]`, `[IPV6][:PORT]`.
+    private static func hostAndPort(_ rest: Substring) throws(RedisURLError) -> (String, Int) {
         var host: Substring
         var port = 6379
         if rest.hasPrefix("[") {
@@ -79,9 +104,9 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         } else {
             host = rest
         }
-        guard !host.isEmpty else { throw RedisURLError("the host is empty (redis://HOST:PORT[/DB])") }
+        guard !host.isEmpty else { throw RedisURLError("the host is empty (redis://HOST:PORT[/DB], or redis://HOST1:PORT1,HOST2:PORT2 for a cluster)") }
         guard !host.contains(where: { $0 == " " || $0 == "/" || $0 == "@" }) else { throw RedisURLError("the host \"\(host)\" is not a host name or address") }
-        self.init(host: String(host), port: port, database: database, user: user, password: password)
+        return (String(host), port)
     }
 
     private static func port(_ text: Substring) throws(RedisURLError) -> Int {

@@ -14,8 +14,11 @@ public enum RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server answered a reply of a type the caller did not expect.
     case unexpected(String)
     /// Recent commands failed: the pool fails fast until its retry time instead of waiting for
-    /// another timeout.
+    /// another timeout. Also a cluster that answers `CLUSTERDOWN`, or keeps redirecting.
     case unavailable(String)
+    /// The keys of one command (or one `MULTI`…`EXEC`) are in different hash slots of a cluster:
+    /// nothing was sent. Give them one hash tag (`{…}`).
+    case crossSlot(String)
 
     public var description: String {
         switch self {
@@ -26,6 +29,7 @@ public enum RedisError: Error, Sendable, Hashable, CustomStringConvertible {
         case .server(let m): return "server error: \(m)"
         case .unexpected(let m): return "unexpected reply: \(m)"
         case .unavailable(let m): return "unavailable: \(m)"
+        case .crossSlot(let m): return "keys in different hash slots of the cluster (give them one hash tag, {…}): \(m)"
         }
     }
 
@@ -33,7 +37,7 @@ public enum RedisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// unexpected reply type).
     public var brokeTheConnection: Bool {
         switch self {
-        case .server, .unexpected: return false
+        case .server, .unexpected, .crossSlot: return false
         default: return true
         }
     }

@@ -13,7 +13,7 @@ import Glibc
 /// for its own timeout on a server that does not answer; the first call after the interval tries
 /// again. A pooled connection the server closed (it restarted) is replaced and the command sent
 /// once more, since the server never saw it.
-public final class RedisPool: Sendable {
+public final class RedisPool: RedisClient {
     public let endpoint: RedisEndpoint
     public let connectTimeout: Double
     public let commandTimeout: Double
@@ -68,6 +68,16 @@ public final class RedisPool: Sendable {
     /// A pipeline on a pooled connection.
     public func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [RedisReply] {
         try withConnection { (connection) throws(RedisError) in try connection.pipeline(commands) }
+    }
+
+    /// One blocking command on a pooled connection, whose reads may wait `timeout` seconds.
+    public func send(_ command: RedisCommand, timeout: Double) throws(RedisError) -> RedisReply {
+        try withConnection { (connection) throws(RedisError) in
+            let normal = connection.commandTimeout
+            connection.setCommandTimeout(timeout)
+            defer { connection.setCommandTimeout(normal) }
+            return try connection.send(command)
+        }
     }
 
     private func failed<R>(_ error: RedisError, _ connection: RedisConnection) throws(RedisError) -> R {

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The shared store's CPU under load: runs `scripts/cluster.sh load --no-restart` (a redis-server,
+N viewportd instances, nginx, wrk updating C sessions) on a Redis port chosen here, reads Redis'
+`INFO commandstats` and `INFO cpu` every second meanwhile, and prints for the loaded window (the
+seconds in which EVALSHA ran): per command its calls, Redis CPU (usec) and usec per call, and
+Redis' own CPU (used_cpu_user + used_cpu_sys) per EVALSHA call and per scrolling session.
+
+    scripts/store-cpu.py --binary .build/release/viewportd [--duration 20s] [--connections 32]
+"""
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def info(port):
+    """INFO commandstats and cpu as {command: (calls, usec)}, cpu seconds; None when unreachable."""
+    try:
+        out = "".join(subprocess.run(["redis-cli", "-p", str(port), "INFO", section], capture_output=True, text=True, timeout=5).stdout
+                      for section in ("commandstats", "cpu"))
+    except subprocess.TimeoutExpired:
+        return None
+    if "used_cpu_user:" not in out:
+        return None
+    commands, cpu = {}, 0.0
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("cmdstat_"):
+            name, _, rest = line[len("cmdstat_"):].partition(":")
+            fields = dict(kv.split("=") for kv in rest.split(","))
+            commands[name] = (int(fields["calls"]), int(fields["usec"]))
+        elif line.startswith("used_cpu_user:") or line.startswith("used_cpu_sys:"):
+            cpu += float(line.split(":")[1])
+    return commands, cpu
+
+
+def stored_snapshot_sizes(port):
+    """The stored snapshot's size (HSTRLEN snap) of each session in the store."""
+    keys = subprocess.run(["redis-cli", "-p", str(port), "--scan", "--pattern", "*session:*"], capture_output=True, text=True,
+                          timeout=10).stdout.split()
+    sizes = []
+    for key in keys[:64]:
+        out = subprocess.run(["redis-cli", "-p", str(port), "HSTRLEN", key, "snap"], capture_output=True, text=True, timeout=5).stdout
+        if out.strip().isdigit() and int(out) > 0:
+            sizes.append(int(out))
+    return sizes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--duration", default="20s")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--instances", type=int, default=3)
+    args = parser.parse_args()
+    redis_port = free_port()
+    samples = []  # (time, commands, cpu)
+    stop = threading.Event()
+
+    snapshot_sizes = []
+
+    def sample():
+        while not stop.is_set():
+            got = info(redis_port)
+            if got:
+                samples.append((time.time(), *got))
+                calls = [s[1].get("evalsha", (0, 0))[0] for s in samples[-2:]]
+                if not snapshot_sizes and len(calls) == 2 and calls[1] - calls[0] >= 50:
+                    snapshot_sizes.extend(stored_snapshot_sizes(redis_port))
+            stop.wait(1.0)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    load = subprocess.run(
+        [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--binary", os.path.abspath(args.binary),
+         "--redis-port", str(redis_port), "--duration", args.duration, "--connections", str(args.connections),
+         "--instances", str(args.instances)],
+        capture_output=True, text=True)
+    stop.set()
+    sampler.join()
+    print(load.stdout.strip())
+    if load.returncode != 0:
+        sys.exit(f"cluster.sh load failed: {load.stderr[-2000:]}")
+    # The window: the seconds with at least half the highest EVALSHA rate (wrk's, not the
+    # sessions' setup before it or the reads after it).
+    evals = [s[1].get("evalsha", (0, 0))[0] for s in samples]
+    rates = [evals[k] - evals[k - 1] for k in range(1, len(samples))]
+    busy = [k for k in range(1, len(samples)) if rates and evals[k] - evals[k - 1] >= max(50, max(rates) / 2)]
+    if not busy:
+        sys.exit("no second with EVALSHA calls: nothing was measured")
+    first, last = busy[0] - 1, busy[-1]
+    (t0, c0, cpu0), (t1, c1, cpu1) = samples[first], samples[last]
+    seconds = t1 - t0
+    print(f"\n== Redis during the load: {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
+    print(f"{'command':<14}{'calls':>10}{'usec':>12}{'usec/call':>11}")
+    rows = []
+    for name in sorted(c1):
+        calls = c1[name][0] - c0.get(name, (0, 0))[0]
+        usec = c1[name][1] - c0.get(name, (0, 0))[1]
+        if calls > 0:
+            rows.append((usec, name, calls))
+    rows = [r for r in rows if r[1] != "info"]  # this script's own sampling
+    for usec, name, calls in sorted(rows, reverse=True):
+        print(f"{name:<14}{calls:>10}{usec:>12}{usec / calls:>11.1f}")
+    evalsha = c1["evalsha"][0] - c0["evalsha"][0]
+    cpu_us = (cpu1 - cpu0) * 1e6
+    print("(Redis 7 counts the commands a script calls in their own rows too: evalsha's usec includes them)")
+    print(f"Redis CPU (used_cpu_user+sys): {cpu_us / 1e3:.0f} ms in {seconds:.1f} s = {cpu_us / seconds / 1e3:.1f} ms/s")
+    print(f"per EVALSHA call: {cpu_us / evalsha:.1f} us of Redis CPU; "
+          f"per scrolling session: {cpu_us / seconds / args.connections / 1e3:.2f} ms of CPU per second "
+          f"=> {1e6 / (cpu_us / seconds / args.connections):.0f} such sessions per Redis core")
+    if snapshot_sizes:
+        print(f"stored snapshots: {len(snapshot_sizes)} sessions, {min(snapshot_sizes)}-{max(snapshot_sizes)} bytes, "
+              f"mean {sum(snapshot_sizes) / len(snapshot_sizes):.0f}")
+
+
+if __name__ == "__main__":
+    main()
