@@ -320,7 +320,7 @@ final class RedisStateStore: Sendable {
     /// but a connection that was never made (or a pool failing fast) and a refusal.
     static func mayHaveRun(_ error: RedisError) -> Bool {
         switch error {
-        case .connect, .unavailable: return false
+        case .connect, .unavailable, .crossSlot: return false
         case .server(let message): return !isRefusal(message)
         case .io, .closed, .protocolError, .unexpected: return true
         }

@@ -26,8 +26,9 @@ final class StoreHealth: Sendable {
     let stall: Int64
     /// A heartbeat whose answer took (or takes) longer than this means the store is slow.
     let slow: Int64
-    /// How long the last heartbeat that got its answer took.
+    /// How long the last heartbeat that got its answer took, and the shorter of the last two.
     private let lastHeartbeatTook = Atomic<Int64>(0)
+    private let lastTwoHeartbeatsTook = Atomic<Int64>(0)
     /// When the last connection-level failure happened (monotonic ns).
     private let lastUnanswered = Atomic<Int64>(.min)
     /// When the last heartbeat that got its answer was sent.
@@ -43,10 +44,11 @@ final class StoreHealth: Sendable {
         self.slow = Int64(slow * 1e9)
     }
 
-    /// Whether the store answers slowly: the last heartbeat's answer took longer than `slow`, or
-    /// the one under way has waited that long.
+    /// Whether the store answers slowly: the last two heartbeats' answers took longer than
+    /// `slow` (one slow answer on a busy machine is not a slow link), or the one under way has
+    /// waited that long.
     func isSlow(now: Int64) -> Bool {
-        if lastHeartbeatTook.load(ordering: .relaxed) > slow { return true }
+        if lastTwoHeartbeatsTook.load(ordering: .relaxed) > slow { return true }
         let waiting = heartbeatWaiting.load(ordering: .relaxed)
         return waiting != .max && now - waiting > slow
     }
@@ -78,7 +80,9 @@ final class StoreHealth: Sendable {
         heartbeatWaiting.store(.max, ordering: .relaxed)
         guard answered else { return }
         lastHeartbeat.store(sentAt, ordering: .relaxed)
-        lastHeartbeatTook.store(Monotonic.nanoseconds() - sentAt, ordering: .relaxed)
+        let took = Monotonic.nanoseconds() - sentAt
+        let before = lastHeartbeatTook.exchange(took, ordering: .relaxed)
+        lastTwoHeartbeatsTook.store(min(before, took), ordering: .relaxed)
     }
 
     /// When the latest round trip that got no answer (a timeout, a connection lost after sending,

@@ -35,7 +35,7 @@ struct Repositories: Sendable {
             leaseMilliseconds: Int64(lease * 1000), sessionMilliseconds: Int64((idle + lease) * 1000),
             layoutMilliseconds: Int64((2 * idle + lease) * 1000), handoverWait: timeout, handleBlock: handleBlock,
             metrics: metrics,
-            health: StoreHealth(logger: logger, stall: 2 * ServiceConfiguration.seconds(settings.flushInterval) + 0.05, slow: max(timeout / 2, 0.1)),
+            health: StoreHealth(logger: logger, stall: 2 * ServiceConfiguration.seconds(settings.flushInterval) + 0.05, slow: max(timeout / 2, 0.2)),
             flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
         let sharedSessions = SharedSessionStore(
