@@ -15,7 +15,8 @@
 #   --image   podman, buildah, runc, debootstrap, iptables, the CNI name-resolution plugin
 #             (Debian packages) and podman-compose (PyPI), for scripts/image-test.sh
 #   --ci      what .ci/run needs: --test, --lint and --load (the cluster check runs nginx and
-#             wrk), plus curl and python3 for scripts/smoke-test.sh
+#             wrk), plus curl and python3 for scripts/smoke-test.sh, and iproute2 and iptables
+#             for scripts/partition-campaign.py (network namespaces, cuts)
 #
 # Runs as root, or through sudo.
 # After --lint, the hadolint binary is found by `scripts/install-deps.sh --which-hadolint`.
@@ -91,6 +92,10 @@ fi
 if [[ $want_load -eq 1 || $want_ci -eq 1 ]]; then
     command -v curl >/dev/null 2>&1 || apt_missing+=(curl)
     command -v python3 >/dev/null 2>&1 || apt_missing+=(python3)
+fi
+if [[ $want_ci -eq 1 ]]; then
+    command -v ip >/dev/null 2>&1 || [[ -x /usr/sbin/ip ]] || [[ -x /sbin/ip ]] || apt_missing+=(iproute2)
+    command -v iptables >/dev/null 2>&1 || [[ -x /usr/sbin/iptables ]] || apt_missing+=(iptables)
 fi
 if [[ $want_browser -eq 1 ]]; then
     command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)

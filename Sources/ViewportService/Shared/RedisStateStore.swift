@@ -57,8 +57,15 @@ final class RedisStateStore: Sendable {
             return result
         } catch {
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: true)
-            if error.brokeTheConnection || Self.isRefusal(error) || { if case .unavailable = error { return true } else { return false } }() {
+            if Self.isRefusal(error) {
                 health.recordFailure("\(operation): \(error)")
+            } else if error.brokeTheConnection {
+                health.recordUnanswered("\(operation): \(error)")
+            }
+            // No answer (or no connection) for a round trip started then: the store may be cut
+            // off from this instance since then. A pool failing fast tried nothing.
+            if error.brokeTheConnection, !{ if case .unavailable = error { return true } else { return false } }() {
+                health.recordLostReply(sentAt: started)
             }
             throw StoreFailure(operation: operation, error: error)
         }
@@ -131,6 +138,14 @@ final class RedisStateStore: Sendable {
     }
 
     // MARK: Sessions
+
+    /// When the instance's heartbeat key was last renewed, in milliseconds ago (nil: it has
+    /// none: the instance is gone).
+    func heardFrom(_ instance: String) throws(StoreFailure) -> Int64? {
+        let reply = try timed("exists") { () throws(RedisError) in try pool.send(RedisCommand("PTTL", keys.instance(instance))) }
+        guard let left = reply.integer, left >= 0 else { return nil }
+        return max(0, leaseMilliseconds - left)
+    }
 
     /// Whether the store has the session (a deleted one's tombstone has no snapshot), or may have
     /// lost it while an owner still holds it: during a grace, or before the first heartbeat
@@ -234,8 +249,10 @@ final class RedisStateStore: Sendable {
         case missing
         /// Written, but the server lost a layout the session names: write that again.
         case layoutMissing
-        /// No answer: try again.
+        /// No answer: it may or may not have run (try again).
         case failed
+        /// Not run: not sent (the store is known to be unreachable) or refused with an error.
+        case unsent
     }
 
     /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
@@ -287,6 +304,52 @@ final class RedisStateStore: Sendable {
                 case "lost": return .lost
                 case "missing": return .missing
                 case "layout": return .layoutMissing
+                default:
+                    // A refusal stops a script before its first write (`OOM`, `NOPERM`); any
+                    // other error reply may have stopped it midway.
+                    if case .error(let message) = reply, Self.isRefusal(message) { return .unsent }
+                    return .failed
+                }
+            }
+        } catch {
+            return Array(repeating: Self.mayHaveRun(error.error) ? .failed : .unsent, count: commands.count)
+        }
+    }
+
+    /// Whether a command that failed with `error` may have reached the store and run: anything
+    /// but a connection that was never made (or a pool failing fast) and a refusal.
+    static func mayHaveRun(_ error: RedisError) -> Bool {
+        switch error {
+        case .connect, .unavailable, .crossSlot: return false
+        case .server(let message): return !isRefusal(message)
+        case .io, .closed, .protocolError, .unexpected: return true
+        }
+    }
+
+    enum Reclaim: Equatable {
+        case ok(epoch: Int64)
+        case lost
+        case missing
+        case failed
+    }
+
+    /// Takes back sessions whose release got no answer (``StoreScripts/reclaim``), in one
+    /// pipeline: (session, the epoch the release named).
+    func reclaim(_ sessions: [(session: String, epoch: Int64)]) -> [Reclaim] {
+        guard !sessions.isEmpty else { return [] }
+        let commands = sessions.map { r in
+            RedisCommand.evalsha(
+                StoreScripts.reclaim, keys: [keys.session(r.session), keys.lease(r.session), keys.instance(instance)],
+                arguments: [instance, r.epoch, leaseMilliseconds])
+        }
+        do {
+            let replies = try timed("reclaim") { () throws(RedisError) in try pool.pipeline(commands) }
+            return replies.map { reply in
+                guard let fields = reply.array, let kind = fields.first?.text else { return .failed }
+                switch kind {
+                case "ok": return fields.count == 2 ? fields[1].integer.map { .ok(epoch: $0) } ?? .failed : .failed
+                case "lost": return .lost
+                case "missing": return .missing
                 default: return .failed
                 }
             }
@@ -300,12 +363,17 @@ final class RedisStateStore: Sendable {
     /// This instance is alive for another lease (and the store notes when every instance had
     /// lost it: ``StoreScripts/heartbeat``).
     func heartbeat() throws(StoreFailure) {
+        let sentAt = Monotonic.nanoseconds()
+        health.heartbeatSent(at: sentAt)
+        var answered = false
+        defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
         let reply = try timed("heartbeat") { () throws(RedisError) in
             try pool.send(.evalsha(
                 StoreScripts.heartbeat, keys: [keys.instance(instance)],
                 arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"]))
         }
         if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
+        answered = true
         heardBefore.store(true, ordering: .relaxed)
     }
 
@@ -321,7 +389,7 @@ final class RedisStateStore: Sendable {
         do {
             reply = try connection.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)))
         } catch {
-            health.recordFailure("inbox: \(error)")
+            health.recordUnanswered("inbox: \(error)")
             throw StoreFailure(operation: "inbox", error: error)
         }
         return reply.array?.last?.text.flatMap(Self.handoverRequest)

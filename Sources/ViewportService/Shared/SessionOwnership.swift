@@ -5,8 +5,9 @@
 /// Phases:
 /// ```
 ///   fresh ──write ok──▶ owned ──handover asked──▶ handingOver ──released──▶ released
-///     │                  │  ▲                          └──failed──▶ owned
-///     │                  │  └── write/renew ok (lease extended)
+///     │                  │  ▲                          ├──not sent──▶ owned
+///     │                  │  │                          └──no answer──▶ inDoubt ──reclaimed──▶ owned
+///     │                  │  └── write/renew ok (lease extended)            └──lost──▶ lost
 ///     └────────┬─────────┴── write/renew answered "lost" (a newer owner) ──▶ lost
 ///              └── deleted ──▶ deleted
 /// ```
@@ -15,6 +16,17 @@
 /// until `validUntil` (a safe fraction of the lease, measured from when the last successful write
 /// or renewal was sent); after that it must renew first. `released`/`lost`: another instance
 /// owns it now; the local copy is stale and every request goes through the store again.
+/// `inDoubt`: a release was sent and got no answer: it may have run (the session is free, or
+/// another instance took it) or not. Nothing is answered until the store says which: a
+/// reclaim (``beginReclaim()``) takes it back at a new epoch, which also fences the release
+/// should it reach the store later, or finds it lost.
+///
+/// Unconfirmed: a round trip that got no answer (this session's write or renewal, or any other:
+/// `lostReplySince` in ``admit(now:unwrittenLimit:lostReplySince:)``) was sent after the last
+/// renewal that succeeded. The lease still holds by the clock, but the store may be cut off:
+/// nothing is answered until a renewal or write sent after it succeeds (the writer sends one
+/// every round), so that an owner cut off stops answering within `store.timeout` of the cut,
+/// and what it answered is not answered again differently by the instance that takes over.
 ///
 /// Writes carry `version` (counting changes; the store keeps the newest) and a handle reserve:
 /// handles up to `handleLimit` are recorded in the store before a plan that uses them is
@@ -24,6 +36,8 @@ struct SessionOwnership: Sendable, Equatable {
         case fresh
         case owned
         case handingOver
+        /// A release got no answer: it may have run.
+        case inDoubt
         case released
         case lost
         case deleted
@@ -51,6 +65,9 @@ struct SessionOwnership: Sendable, Equatable {
     /// Monotonic nanoseconds since which changes wait to be written (nil when none do): the
     /// oldest answered change a store outage or refusal could lose.
     private(set) var unwrittenSince: Int64?
+    /// When the latest round trip of this session that got no answer (a write or a renewal whose
+    /// outcome is unknown) was sent: the lease is unconfirmed until a later one succeeds.
+    private(set) var lostReplySentAt: Int64 = .min
 
     /// A session opened on this instance.
     static func fresh() -> SessionOwnership {
@@ -86,6 +103,10 @@ struct SessionOwnership: Sendable, Equatable {
         /// answer): write them (synchronously) before answering more, so that what another
         /// instance taking the session over could lose stays bounded.
         case writeFirst
+        /// Ownership is in doubt (a release got no answer) or unconfirmed (a round trip sent
+        /// since the last renewal got no answer): answer 503 at once; the writer asks the store
+        /// every round.
+        case confirmFirst
         /// Another instance owns it now (or is taking it): look it up in the store again.
         case moved
         /// Deleted: 404.
@@ -94,17 +115,38 @@ struct SessionOwnership: Sendable, Equatable {
 
     /// Whether a request may be answered from this copy at `now`, with changes left unwritten at
     /// most `unwrittenLimit` nanoseconds (`store.flushInterval` + `store.timeout`: a healthy
-    /// writer writes every change within that).
-    func admit(now: Int64, unwrittenLimit: Int64 = .max) -> Admission {
+    /// writer writes every change within that), when the latest round trip of this instance
+    /// that got no answer was sent at `lostReplySince`.
+    func admit(now: Int64, unwrittenLimit: Int64 = .max, lostReplySince: Int64 = .min) -> Admission {
         switch phase {
         case .fresh: return .serve
         case .owned:
+            if isUnconfirmed(lostReplySince: lostReplySince) { return .confirmFirst }
             guard now < validUntil else { return .renewFirst }
             if let since = unwrittenSince, now - since >= unwrittenLimit { return .writeFirst }
             return .serve
+        case .inDoubt: return .confirmFirst
         case .handingOver, .released, .lost: return .moved
         case .deleted: return .gone
         }
+    }
+
+    /// Whether an answer computed from this copy may be sent at `now`: the lease holds by the
+    /// clock and nothing sent since its last confirmation went unanswered. Checked again once
+    /// the answer is computed, right before it is handed to the connection: the request may
+    /// have waited (for its worker, for its body) since it was admitted.
+    func mayAnswer(now: Int64, lostReplySince: Int64 = .min) -> Bool {
+        switch phase {
+        case .fresh: return true
+        case .owned: return now < validUntil && !isUnconfirmed(lostReplySince: lostReplySince)
+        case .inDoubt, .handingOver, .released, .lost, .deleted: return false
+        }
+    }
+
+    /// A round trip sent at or after the last successful renewal got no answer.
+    func isUnconfirmed(lostReplySince: Int64) -> Bool {
+        guard everStored else { return false }
+        return max(lostReplySince, lostReplySentAt) >= renewedAt
     }
 
     /// A request changed the session at `now`; answers whether the answer must wait for a write
@@ -149,9 +191,10 @@ struct SessionOwnership: Sendable, Equatable {
         return WriteTicket(epoch: epoch, version: version, handleLimit: limit, create: !everStored, sentAt: now)
     }
 
-    /// A write (or renewal) the store accepted (or found superseded by a newer one).
+    /// A write (or renewal) the store accepted (or found superseded by a newer one). In doubt,
+    /// it proves nothing: a release sent before may still reach the store after it.
     mutating func writeSucceeded(_ ticket: WriteTicket, lease: Int64) {
-        guard ticket.epoch == epoch else { return }
+        guard ticket.epoch == epoch, phase != .inDoubt else { return }
         storedVersion = max(storedVersion, ticket.version)
         // Changes made while the write was under way are no older than its start.
         if let since = unwrittenSince { unwrittenSince = storedVersion >= version ? nil : max(since, ticket.sentAt) }
@@ -172,7 +215,7 @@ struct SessionOwnership: Sendable, Equatable {
     /// right after a change; an audit's cluster logged "cut off" for each).
     mutating func writeLost() -> Bool {
         switch phase {
-        case .fresh, .owned, .handingOver:
+        case .fresh, .owned, .handingOver, .inDoubt:
             phase = .lost
             return true
         case .released, .lost, .deleted:
@@ -180,9 +223,15 @@ struct SessionOwnership: Sendable, Equatable {
         }
     }
 
-    /// A write that got no answer (the store is unreachable or slow): it stays dirty and is tried
-    /// again; the lease is not extended.
+    /// A write that was not sent (the store is known to be unreachable) or was refused: it stays
+    /// dirty and is tried again; the lease is not extended.
     mutating func writeFailed() {}
+
+    /// A write or renewal sent at `sentAt` got no answer: it may or may not have run. The lease
+    /// is unconfirmed until a round trip sent later succeeds (it stays dirty and is tried again).
+    mutating func replyLost(sentAt: Int64) {
+        lostReplySentAt = max(lostReplySentAt, sentAt)
+    }
 
     /// The store lost the session's record (it restarted without persistence) while this
     /// instance owns it: the state is written again.
@@ -193,9 +242,10 @@ struct SessionOwnership: Sendable, Equatable {
 
     // MARK: Renewals
 
-    /// Whether the lease should be renewed at `now` (every `interval`), when no write renews it.
-    func needsRenewal(now: Int64, interval: Int64) -> Bool {
-        phase == .owned && everStored && now - renewedAt >= interval
+    /// Whether the lease should be renewed at `now` (every `interval`, and at once while it is
+    /// unconfirmed), when no write renews it.
+    func needsRenewal(now: Int64, interval: Int64, lostReplySince: Int64 = .min) -> Bool {
+        phase == .owned && everStored && (now - renewedAt >= interval || isUnconfirmed(lostReplySince: lostReplySince))
     }
 
     /// Starts a renewal; answers the epoch and whether the store's expiry moves too (the session
@@ -220,7 +270,8 @@ struct SessionOwnership: Sendable, Equatable {
         case notHere
     }
 
-    /// Another instance asks for the session.
+    /// Another instance asks for the session. In doubt it is not this instance's to give until
+    /// the reclaim says so: the asker looks again (and takes it if the release did run).
     mutating func handoverRequested(now: Int64, highestHandle: Int, block: Int) -> HandoverAction {
         guard phase == .owned, everStored, let ticket = beginWrite(now: now, highestHandle: highestHandle, block: block) else {
             return .notHere
@@ -235,13 +286,40 @@ struct SessionOwnership: Sendable, Equatable {
         phase = .released
     }
 
-    /// The release failed (no answer): the session stays here.
+    /// The release got no answer: it may have run in the store (the session is free, or
+    /// another instance took it already) or not. In doubt until a reclaim says which.
     mutating func releaseFailed() {
+        if phase == .handingOver { phase = .inDoubt }
+    }
+
+    /// The release was not sent (the store is known to be unreachable) or the store refused it
+    /// without running it: the session stays here as it was.
+    mutating func releaseNotSent() {
         if phase == .handingOver { phase = .owned }
     }
 
-    /// Shutdown: every session is released (a fresh one is created and released at once).
+    // MARK: Reclaim
+
+    /// In doubt: the epoch the release named, to reclaim the session from (the store takes it
+    /// back for this instance at `epoch + 2`, whether the release ran or not, unless another
+    /// instance took it meanwhile). Nil in any other phase.
+    func reclaimEpoch() -> Int64? { phase == .inDoubt ? epoch : nil }
+
+    /// The store gave the session back at `newEpoch` (a release still on its way is refused
+    /// there: it names an older epoch); the reclaim was sent at `sentAt`.
+    mutating func reclaimed(newEpoch: Int64, sentAt: Int64, lease: Int64) {
+        guard phase == .inDoubt else { return }
+        phase = .owned
+        epoch = newEpoch
+        validUntil = sentAt + Self.validFor(lease)
+        renewedAt = sentAt
+        lostReplySentAt = .min
+    }
+
+    /// Shutdown: every session is released (a fresh one is created and released at once). One in
+    /// doubt is released again at its epoch: the store refuses that if the first release ran.
     mutating func beginShutdownRelease(now: Int64, highestHandle: Int, block: Int) -> WriteTicket? {
+        if phase == .inDoubt { phase = .owned }
         guard phase == .owned || phase == .fresh, let ticket = beginWrite(now: now, highestHandle: highestHandle, block: block) else {
             return nil
         }
@@ -254,7 +332,7 @@ struct SessionOwnership: Sendable, Equatable {
     /// Deleted (DELETE, idle expiry): answers the epoch to delete it at in the store, nil when
     /// the store cannot have it (never written) or another instance owns it now.
     mutating func delete() -> Int64? {
-        let mine = phase == .owned || phase == .fresh || phase == .handingOver
+        let mine = phase == .owned || phase == .fresh || phase == .handingOver || phase == .inDoubt
         phase = .deleted
         return mine && (everStored || writeBegun) ? epoch : nil
     }

@@ -45,12 +45,18 @@ final class SharedSessionStore: SessionRepository {
     private let lastRenewScan = Atomic<Int64>(0)
     /// Owners that did not hand a session over in time, until when (monotonic ns): requests for
     /// their sessions answer 503 at once instead of waiting again.
-    private let suspects = Mutex<[String: Int64]>([:])
+    private let suspects = Mutex<[String: (since: Int64, until: Int64, checked: Int64)]>([:])
     private let flushDone = Mutex<Bool>(true)
+    /// Requests doing store work for a session not here (``throughStore(_:_:)``), and how many
+    /// may while the store is slow: one fewer than the HTTP workers.
+    private let storeCallsWaiting = Atomic<Int>(0)
+    let slowStoreCallLimit: Int
 
     init(
-        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger
+        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger,
+        httpThreads: Int = 2
     ) {
+        self.slowStoreCallLimit = max(1, httpThreads - 1)
         self.local = local
         self.layouts = layouts
         self.store = store
@@ -74,10 +80,12 @@ final class SharedSessionStore: SessionRepository {
     func locate(_ id: String) throws(Problem) -> SessionLocation {
         if let handle = local.get(id) { return .here(handle) }
         guard Self.isHexID(id) else { return .nowhere }
-        do {
-            return try store.sessionExists(id) ? .elsewhere : .nowhere
-        } catch {
-            throw error.problem
+        return try throughStore(id) { () throws(Problem) -> SessionLocation in
+            do {
+                return try store.sessionExists(id) ? .elsewhere : .nowhere
+            } catch {
+                throw error.problem
+            }
         }
     }
 
@@ -92,12 +100,34 @@ final class SharedSessionStore: SessionRepository {
         // can take it away again).
         return try gates.withLock(id) { () throws(Problem) -> (result: R, handle: SessionHandle) in
             if let handle = local.get(id), let result = try attempt(handle, body) { return (result, handle) }
-            for _ in 0..<3 {
-                guard let handle = try acquire(id) else { throw SessionStore.notFound(id) }
-                if let result = try attempt(handle, body) { return (result, handle) }
+            return try throughStore(id) { () throws(Problem) -> (result: R, handle: SessionHandle) in
+                for _ in 0..<3 {
+                    guard let handle = try acquire(id) else { throw SessionStore.notFound(id) }
+                    if let result = try attempt(handle, body) { return (result, handle) }
+                }
+                throw Problem.unavailable("session \(id) keeps moving between instances; retry")
             }
-            throw Problem.unavailable("session \(id) keeps moving between instances; retry")
         }
+    }
+
+    /// Runs a request's store work for a session not here, on its HTTP worker. While the store
+    /// does not answer this instance, it answers 503 at once rather than holding the worker (and
+    /// the requests queued behind it: other sessions' answers from memory) for `store.timeout` or
+    /// more; the writer's heartbeat, every flush interval, finds out when the store answers again.
+    /// While the store answers slowly, at most `slowStoreCallLimit` requests wait for it at once
+    /// (the others 503 at once), so that a worker stays free for what memory answers.
+    private func throughStore<T>(_ id: String, _ work: () throws(Problem) -> T) throws(Problem) -> T {
+        let now = Monotonic.nanoseconds()
+        if store.health.isUnreachable(now: now) {
+            throw Problem.unavailable("session \(id): the shared store does not answer this instance; retry shortly", retryAfter: 1)
+        }
+        let waiting = storeCallsWaiting.wrappingAdd(1, ordering: .relaxed).newValue
+        defer { storeCallsWaiting.wrappingSubtract(1, ordering: .relaxed) }
+        if waiting > slowStoreCallLimit && store.health.isSlow(now: now) {
+            throw Problem.unavailable(
+                "session \(id): the shared store answers slowly and other requests are waiting for it; retry shortly", retryAfter: 1)
+        }
+        return try work()
     }
 
     private enum Attempt<R: Sendable>: Sendable {
@@ -112,21 +142,23 @@ final class SharedSessionStore: SessionRepository {
         let outcome = try handle.state.withLock { (state) throws(Problem) -> Attempt<R> in
             guard !state.closed else { throw SessionStore.notFound(handle.id) }
             let now = Monotonic.nanoseconds()
-            var admission = state.ownership.admit(now: now, unwrittenLimit: unwrittenLimit)
+            var admission = state.ownership.admit(now: now, unwrittenLimit: unwrittenLimit, lostReplySince: store.health.lostReplySince)
             if admission == .renewFirst {
                 guard try renewNow(handle, &state) else { return .moved }
                 // The lease holds again; changes may still wait to be written (renewals can get
                 // through where writes do not).
-                admission = state.ownership.admit(now: now, unwrittenLimit: unwrittenLimit)
+                admission = state.ownership.admit(
+                    now: Monotonic.nanoseconds(), unwrittenLimit: unwrittenLimit, lostReplySince: store.health.lostReplySince)
             }
             switch admission {
             case .gone: throw SessionStore.notFound(handle.id)
             case .moved: return .moved
+            case .confirmFirst: throw Self.unconfirmed(handle.id)
             case .renewFirst:
                 throw Problem.unavailable("session \(handle.id): the shared store did not renew this instance's lease; retry shortly")
             case .writeFirst:
                 do throws(Problem) {
-                    try writeNow(handle, &state)
+                    try writeNow(handle, &state, purpose: .unwrittenTooLong)
                 } catch {
                     if state.ownership.phase == .lost { return .moved }
                     throw error
@@ -143,13 +175,19 @@ final class SharedSessionStore: SessionRepository {
             // would let the next one hand them out again): reserve now, before answering.
             if state.session.nextHandle - 1 > state.ownership.handleLimit {
                 do throws(Problem) {
-                    try writeNow(handle, &state)
+                    try writeNow(handle, &state, purpose: .reserve)
                 } catch {
                     // Not answered (503): a retry with the same seq answers this plan. The change
                     // is kept and written behind like any other.
                     if state.ownership.isDirty { enqueue(handle) }
                     throw error
                 }
+            }
+            // The answer goes out now: the lease must hold now, not only when the request was
+            // admitted. If not, it is not answered (503) and kept like a failed reserve.
+            guard state.ownership.mayAnswer(now: Monotonic.nanoseconds(), lostReplySince: store.health.lostReplySince) else {
+                if state.ownership.isDirty { enqueue(handle) }
+                throw Self.unconfirmed(handle.id)
             }
             return .done(change.result, dirty: state.ownership.isDirty)
         }
@@ -163,6 +201,15 @@ final class SharedSessionStore: SessionRepository {
         }
     }
 
+    /// The 503 of a session whose ownership the store has not confirmed since a round trip got
+    /// no answer: the writer asks the store every round, so it is answered again within a flush
+    /// interval and a round trip of the store answering (or moves: another instance takes it).
+    private static func unconfirmed(_ id: String) -> Problem {
+        Problem.unavailable(
+            "session \(id): the shared store did not answer this instance, which cannot show that it still owns the session; retry shortly",
+            retryAfter: 1)
+    }
+
     private func enqueue(_ handle: SessionHandle) {
         guard !handle.queued.exchange(true, ordering: .acquiringAndReleasing) else { return }
         dirty.withLock { $0.append(handle) }
@@ -173,25 +220,39 @@ final class SharedSessionStore: SessionRepository {
     private func renewNow(_ handle: SessionHandle, _ state: inout SessionHandle.State) throws(Problem) -> Bool {
         let sentAt = Monotonic.nanoseconds()
         let (epoch, touched) = state.ownership.beginRenewal()
-        switch store.renew([(handle.id, epoch, touched, Self.layoutIDs(of: state.session))]).first ?? .failed {
+        let outcome = store.renew([(handle.id, epoch, touched, Self.layoutIDs(of: state.session))]).first ?? .failed
+        switch outcome {
         case .ok, .layoutMissing:
             state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
             return true
         case .missing:
             // The store lost it: write it back before answering.
             state.ownership.storeLostTheRecord()
-            try writeNow(handle, &state)
+            try writeNow(handle, &state, purpose: .restore)
             return true
         case .lost:
             lose(handle, &state)
             return false
-        case .failed:
+        case .failed, .unsent:
+            if outcome == .failed { state.ownership.replyLost(sentAt: sentAt) }
             throw Problem.unavailable("session \(handle.id): the shared store does not answer, and this instance's lease on the session may have lapsed; retry shortly")
         }
     }
 
-    /// Writes the session now (a handle reserve); 503 when the store does not answer.
-    private func writeNow(_ handle: SessionHandle, _ state: inout SessionHandle.State) throws(Problem) {
+    /// Why a request writes a session before answering.
+    enum SynchronousWrite {
+        /// A session opened here, written before its first answer.
+        case open
+        /// A plan names handles beyond the reserve recorded in the store.
+        case reserve
+        /// Changes answered from memory have waited too long to be written.
+        case unwrittenTooLong
+        /// The store lost the session's record.
+        case restore
+    }
+
+    /// Writes the session now (for `purpose`); 503 when the store does not answer.
+    private func writeNow(_ handle: SessionHandle, _ state: inout SessionHandle.State, purpose: SynchronousWrite) throws(Problem) {
         let sentAt = Monotonic.nanoseconds()
         guard let ticket = state.ownership.beginWrite(now: sentAt, highestHandle: state.session.nextHandle - 1, block: store.handleBlock) else {
             throw Problem.unavailable("session \(handle.id) moved to another instance; retry")
@@ -206,8 +267,16 @@ final class SharedSessionStore: SessionRepository {
         case .lost:
             lose(handle, &state)
             throw Problem.unavailable("session \(handle.id) moved to another instance; retry")
-        case .failed:
-            throw Problem.unavailable("session \(handle.id): view handles must be reserved in the shared store, which does not answer; retry shortly")
+        case .failed, .unsent:
+            if outcome == .failed { state.ownership.replyLost(sentAt: sentAt) }
+            let why: String
+            switch purpose {
+            case .open: why = "a new session must be written to the shared store before it is answered"
+            case .reserve: why = "view handles must be reserved in the shared store"
+            case .unwrittenTooLong: why = "changes answered from memory have not been written to the shared store for too long"
+            case .restore: why = "the shared store lost the session, which must be written back"
+            }
+            throw Problem.unavailable("session \(handle.id): \(why), which does not answer; retry shortly")
         }
     }
 
@@ -255,7 +324,7 @@ final class SharedSessionStore: SessionRepository {
                 return nil
             case .owned(let owner, let left):
                 let retryAfter = Int((Double(max(left, 0)) / 1000).rounded(.up))
-                if isSuspect(owner) {
+                if isSuspect(owner) && !heardAgain(from: owner) {
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which does not answer; retry after its lease ends", retryAfter: retryAfter)
                 }
                 let released: Bool
@@ -326,15 +395,32 @@ final class SharedSessionStore: SessionRepository {
     private func isSuspect(_ owner: String) -> Bool {
         let now = Monotonic.nanoseconds()
         return suspects.withLock { suspects in
-            guard let until = suspects[owner] else { return false }
-            if until < now { suspects[owner] = nil }
-            return until >= now
+            guard let suspicion = suspects[owner] else { return false }
+            if suspicion.until < now { suspects[owner] = nil }
+            return suspicion.until >= now
         }
     }
 
+    /// Whether a suspect owner's heartbeat reached the store since it was suspected (it was cut
+    /// off for a moment and is back): then it is asked again, instead of its sessions answering
+    /// 503 until its lease ends. Asked of the store at most once per flush interval per owner.
+    private func heardAgain(from owner: String) -> Bool {
+        let now = Monotonic.nanoseconds()
+        let check: Int64? = suspects.withLock { suspects in
+            guard var suspicion = suspects[owner], now - suspicion.checked >= Int64(store.flushInterval * 1e9) else { return nil }
+            suspicion.checked = now
+            suspects[owner] = suspicion
+            return suspicion.since
+        }
+        guard let since = check, let ago = try? store.heardFrom(owner) else { return false }
+        guard now - ago * 1_000_000 > since else { return false }
+        suspects.withLock { $0[owner] = nil }
+        return true
+    }
+
     private func suspect(_ owner: String) {
-        let until = Monotonic.nanoseconds() + leaseNanoseconds
-        suspects.withLock { $0[owner] = until }
+        let now = Monotonic.nanoseconds()
+        suspects.withLock { $0[owner] = (since: now, until: now + leaseNanoseconds, checked: now) }
     }
 
     // MARK: Opening and ending
@@ -346,7 +432,7 @@ final class SharedSessionStore: SessionRepository {
         handle.state.withLock { $0.ownership = .fresh() }
         try local.insert(handle)
         do {
-            try handle.state.withLock { (state) throws(Problem) in try writeNow(handle, &state) }
+            try handle.state.withLock { (state) throws(Problem) in try writeNow(handle, &state, purpose: .open) }
         } catch {
             // The caller releases the layout of a session it could not open.
             local.detach(handle, layoutID: nil)
@@ -366,9 +452,10 @@ final class SharedSessionStore: SessionRepository {
             }
             let ended = try handle.state.withLock { (state) throws(Problem) -> Bool? in
                 guard !state.closed else { return false }
-                switch state.ownership.admit(now: Monotonic.nanoseconds()) {
+                switch state.ownership.admit(now: Monotonic.nanoseconds(), lostReplySince: store.health.lostReplySince) {
                 case .gone: return false
                 case .moved: return nil  // handed over meanwhile: look again
+                case .confirmFirst: throw Self.unconfirmed(id)
                 case .renewFirst: guard try renewNow(handle, &state) else { return nil }
                 case .serve, .writeFirst: break  // deleted: what is unwritten goes with it
                 }
@@ -478,6 +565,8 @@ final class SharedSessionStore: SessionRepository {
             case .lost:
                 if !state.closed { lose(handle, &state) }
             case .failed:
+                state.ownership.replyLost(sentAt: write.ticket.sentAt)
+            case .unsent:
                 state.ownership.writeFailed()
             }
         }
@@ -490,14 +579,28 @@ final class SharedSessionStore: SessionRepository {
         for id in Set(writes.flatMap(\.layouts)) { layouts.republish(id: id) }
     }
 
-    /// Renews, in one pipeline, the leases of the sessions no write renewed lately.
+    /// Renews, in one pipeline, the leases of the sessions no write renewed lately (every
+    /// quarter lease, and in the next round for one unconfirmed since a round trip got no
+    /// answer), and reclaims the sessions whose release got no answer.
     private func renewLeases(now: Int64, writing: Set<ObjectIdentifier>) {
-        guard now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return }
+        let lostReplySince = store.health.lostReplySince
+        // Every round while some lease is unconfirmed (a lost reply since the last scan), else
+        // every eighth of a lease.
+        let unconfirmed = lostReplySince >= lastRenewScan.load(ordering: .relaxed) - leaseNanoseconds
+        guard unconfirmed || now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return }
         lastRenewScan.store(now, ordering: .relaxed)
         var due: [(handle: SessionHandle, epoch: Int64, touched: Bool, layouts: [String])] = []
+        var doubtful: [(handle: SessionHandle, epoch: Int64)] = []
         for handle in local.allHandles where !writing.contains(ObjectIdentifier(handle)) {
             let renewal: (Int64, Bool, [String])? = handle.state.withLock { state in
-                guard !state.closed, state.ownership.needsRenewal(now: now, interval: renewNanoseconds / 2) else { return nil }
+                guard !state.closed else { return nil }
+                if let epoch = state.ownership.reclaimEpoch() {
+                    doubtful.append((handle, epoch))
+                    return nil
+                }
+                guard state.ownership.needsRenewal(now: now, interval: renewNanoseconds / 2, lostReplySince: lostReplySince) else {
+                    return nil
+                }
                 let (epoch, touched) = state.ownership.beginRenewal()
                 return (epoch, touched, touched ? Self.layoutIDs(of: state.session) : [])
             }
@@ -507,18 +610,50 @@ final class SharedSessionStore: SessionRepository {
         while start < due.count {
             let chunk = Array(due[start..<min(due.count, start + Self.batchLimit)])
             start += chunk.count
+            let sentAt = Monotonic.nanoseconds()
             let outcomes = store.renew(chunk.map { ($0.handle.id, $0.epoch, $0.touched, $0.layouts) })
             for (entry, outcome) in zip(chunk, outcomes) {
                 entry.handle.state.withLock { state in
                     switch outcome {
-                    case .ok, .layoutMissing: state.ownership.renewalSucceeded(sentAt: now, lease: leaseNanoseconds)
+                    case .ok, .layoutMissing: state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
                     case .lost: if !state.closed { lose(entry.handle, &state) }
                     case .missing: state.ownership.storeLostTheRecord()
-                    case .failed: break
+                    case .failed: state.ownership.replyLost(sentAt: sentAt)
+                    case .unsent: break
                     }
                 }
                 if outcome == .missing { enqueue(entry.handle) }
             }
+        }
+        reclaim(doubtful)
+    }
+
+    /// Asks the store whether releases that got no answer ran: each session is taken back at a
+    /// new epoch, or dropped when another instance has it.
+    private func reclaim(_ doubtful: [(handle: SessionHandle, epoch: Int64)]) {
+        guard !doubtful.isEmpty else { return }
+        let sentAt = Monotonic.nanoseconds()
+        let outcomes = store.reclaim(doubtful.map { ($0.handle.id, $0.epoch) })
+        for (entry, outcome) in zip(doubtful, outcomes) {
+            let restore = entry.handle.state.withLock { state -> Bool in
+                guard !state.closed, state.ownership.reclaimEpoch() == entry.epoch else { return false }
+                switch outcome {
+                case .ok(let epoch):
+                    state.ownership.reclaimed(newEpoch: epoch, sentAt: sentAt, lease: leaseNanoseconds)
+                    logger.notice("session \(entry.handle.id): its release got no answer; taken back at epoch \(epoch)")
+                    return state.ownership.isDirty
+                case .missing:
+                    state.ownership.reclaimed(newEpoch: entry.epoch + 2, sentAt: sentAt, lease: leaseNanoseconds)
+                    state.ownership.storeLostTheRecord()
+                    return true
+                case .lost:
+                    lose(entry.handle, &state)
+                    return false
+                case .failed:
+                    return false
+                }
+            }
+            if restore { enqueue(entry.handle) }
         }
     }
 
@@ -566,6 +701,9 @@ final class SharedSessionStore: SessionRepository {
                             lose(handle, &state)
                         case .failed:
                             state.ownership.releaseFailed()
+                            failed.append(handle)
+                        case .unsent:
+                            state.ownership.releaseNotSent()
                             failed.append(handle)
                         }
                     }
@@ -655,7 +793,11 @@ final class SharedSessionStore: SessionRepository {
                     lose(handle, &state)
                     tell(replyKey)
                 case .failed:
+                    // It may have run: answer nothing until the store says (``reclaim(_:)``).
                     state.ownership.releaseFailed()
+                    logger.warning("session \(id): its release got no answer; in doubt until the shared store says whether it ran")
+                case .unsent:
+                    state.ownership.releaseNotSent()
                 }
             }
         }

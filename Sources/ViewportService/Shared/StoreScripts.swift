@@ -173,6 +173,39 @@ enum StoreScripts {
         return 'ok'
         """#)
 
+    /// KEYS: session, lease, the owner's heartbeat. ARGV: instance, epoch, lease ms.
+    ///
+    /// Takes back a session whose release (named `epoch`) got no answer, at `epoch + 2`, whether
+    /// the release ran or not: the release did not run (the epoch is still `epoch`, the lease
+    /// this instance's or lapsed), or it ran and nobody took the session since (`epoch + 1`,
+    /// free), or this reclaim ran before and its answer was lost (`epoch + 2`, this instance
+    /// the owner). The new epoch fences the release should it reach the store after this.
+    /// Answers `{'ok', epoch + 2}`, `{'lost'}` when another instance took the session (or it
+    /// was deleted), `{'missing'}` when the server lost the record.
+    static let reclaim = RedisScript(#"""
+        local epoch = redis.call('HGET', KEYS[1], 'epoch')
+        if not epoch then return {'missing'} end
+        local asked, target = tonumber(ARGV[2]), tonumber(ARGV[2]) + 2
+        local stored = tonumber(epoch)
+        local lease = redis.call('GET', KEYS[2])
+        local ok = false
+        if redis.call('HGET', KEYS[1], 'deleted') == '1' then
+          ok = false
+        elseif stored == asked then
+          ok = (not lease) or lease == ARGV[1] .. '|' .. ARGV[2]
+        elseif stored == asked + 1 then
+          ok = (not lease) and redis.call('HGET', KEYS[1], 'free') == '1'
+        elseif stored == target then
+          ok = redis.call('HGET', KEYS[1], 'owner') == ARGV[1] and ((not lease) or lease == ARGV[1] .. '|' .. target)
+        end
+        if not ok then return {'lost'} end
+        redis.call('HSET', KEYS[1], 'epoch', target, 'owner', ARGV[1])
+        redis.call('HDEL', KEYS[1], 'free')
+        redis.call('SET', KEYS[2], ARGV[1] .. '|' .. target, 'PX', ARGV[3])
+        redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
+        return {'ok', target}
+        """#)
+
     /// KEYS: session, lease. ARGV: instance, epoch, session ms. Deletes a session its owner
     /// ends, leaving a tombstone for the session's lifetime (a paused former owner must not write
     /// it back): `ok` (also when it was not stored), or `lost` when another owner has it.

@@ -29,14 +29,17 @@ struct Repositories: Sendable {
         let lease = ServiceConfiguration.seconds(settings.leaseTimeout)
         let pool = RedisPool(
             endpoint: endpoint, connectTimeout: timeout, commandTimeout: timeout,
-            capacity: configuration.http.threads + 4, retryInterval: min(0.25, timeout))
+            capacity: configuration.http.threads + 4, retryInterval: min(0.25, timeout, ServiceConfiguration.seconds(settings.flushInterval)))
         let store = RedisStateStore(
             pool: pool, keys: StoreKeys(prefix: settings.keyPrefix), instance: instanceID(),
             leaseMilliseconds: Int64(lease * 1000), sessionMilliseconds: Int64((idle + lease) * 1000),
             layoutMilliseconds: Int64((2 * idle + lease) * 1000), handoverWait: timeout, handleBlock: handleBlock,
-            metrics: metrics, health: StoreHealth(logger: logger), flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
+            metrics: metrics,
+            health: StoreHealth(logger: logger, stall: 2 * ServiceConfiguration.seconds(settings.flushInterval) + 0.05, slow: max(timeout / 2, 0.2)),
+            flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
-        let sharedSessions = SharedSessionStore(local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger)
+        let sharedSessions = SharedSessionStore(
+            local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, httpThreads: configuration.http.threads)
         logger.info("shared store \(endpoint) as instance \(store.instance)")
         return Repositories(layouts: sharedLayouts, sessions: sharedSessions, shared: true)
     }
