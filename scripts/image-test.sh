@@ -20,7 +20,7 @@
 #              `podman healthcheck run`, configuration by environment and by a mounted file,
 #              SIGTERM -> exit 0 within the grace; prints the image's size.
 #     compose  bases and the image (a cached build), then `podman-compose up` of
-#              deploy/docker-compose.yml: three viewportd, Redis and nginx; the README's cluster
+#              deploy/docker-compose.yml: three viewportd, Redis and nginx; docs/operations/store.md's cluster
 #              walkthrough through nginx; `scripts/cluster.sh load --url` through nginx while one
 #              instance is stopped with `podman stop`: no error, no update lost; then `down`.
 #     all      image, then compose (the default).
