@@ -30,6 +30,15 @@ public struct Buffer: Hashable, Sendable, ExpressibleByIntegerLiteral, Expressib
         return (s, s)
     }
 
+    /// `extents(moving:)` with `reach` more on the side the viewport moves to (a look-ahead).
+    @inline(__always)
+    public func extents(moving sign: Int, reaching reach: Double) -> (low: Double, high: Double) {
+        if sign > 0 { return (behind, ahead + reach) }
+        if sign < 0 { return (ahead + reach, behind) }
+        let s = still
+        return (s, s)
+    }
+
     /// Checks both extents; the error names `field.ahead` or `field.behind` (or just `field` for a
     /// uniform buffer, which the client sent as one number).
     func validate(field: String) throws(SessionError) {

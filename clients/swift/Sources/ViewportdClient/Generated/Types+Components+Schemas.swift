@@ -1326,6 +1326,14 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/time`.
             public var time: Components.Schemas.ClientTime?
+            /// The client's round trip at the opening, in seconds, kept for the updates that follow (see RoundTrip).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/rtt`.
+            public var rtt: Components.Schemas.RoundTrip?
+            /// The cap on how far the region reaches ahead by the round trip; default: the region within 2.5 viewports (see LookAhead).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtOffset/lookAhead`.
+            public var lookAhead: Components.Schemas.LookAhead?
             /// Creates a new `SessionRequestAtOffset`.
             ///
             /// - Parameters:
@@ -1342,6 +1350,8 @@ extension Components {
             ///   - links: Linked scroll views by name: each plan carries `linked: {name: [x, y]}`, the follower's offset at the same scroll progress (offset over the scrollable range, clamped to 0…1) of its own scrollable range.
             ///   - loop: Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422).
             ///   - time: The client's clock at the opening plan, in seconds: the session's first time.
+            ///   - rtt: The client's round trip at the opening, in seconds, kept for the updates that follow (see RoundTrip).
+            ///   - lookAhead: The cap on how far the region reaches ahead by the round trip; default: the region within 2.5 viewports (see LookAhead).
             public init(
                 layout: Components.Schemas.LayoutReference,
                 viewport: Components.Schemas.Size,
@@ -1355,7 +1365,9 @@ extension Components {
                 exposure: Components.Schemas.SessionRequestAtOffset.ExposurePayload? = nil,
                 links: Components.Schemas.SessionRequestAtOffset.LinksPayload? = nil,
                 loop: Swift.Bool? = nil,
-                time: Components.Schemas.ClientTime? = nil
+                time: Components.Schemas.ClientTime? = nil,
+                rtt: Components.Schemas.RoundTrip? = nil,
+                lookAhead: Components.Schemas.LookAhead? = nil
             ) {
                 self.layout = layout
                 self.viewport = viewport
@@ -1370,6 +1382,8 @@ extension Components {
                 self.links = links
                 self.loop = loop
                 self.time = time
+                self.rtt = rtt
+                self.lookAhead = lookAhead
             }
             public enum CodingKeys: String, CodingKey {
                 case layout
@@ -1385,6 +1399,8 @@ extension Components {
                 case links
                 case loop
                 case time
+                case rtt
+                case lookAhead
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1440,6 +1456,14 @@ extension Components {
                     Components.Schemas.ClientTime.self,
                     forKey: .time
                 )
+                self.rtt = try container.decodeIfPresent(
+                    Components.Schemas.RoundTrip.self,
+                    forKey: .rtt
+                )
+                self.lookAhead = try container.decodeIfPresent(
+                    Components.Schemas.LookAhead.self,
+                    forKey: .lookAhead
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "layout",
                     "viewport",
@@ -1453,7 +1477,9 @@ extension Components {
                     "exposure",
                     "links",
                     "loop",
-                    "time"
+                    "time",
+                    "rtt",
+                    "lookAhead"
                 ])
             }
         }
@@ -1564,6 +1590,14 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/time`.
             public var time: Components.Schemas.ClientTime?
+            /// The client's round trip at the opening, in seconds, kept for the updates that follow (see RoundTrip).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/rtt`.
+            public var rtt: Components.Schemas.RoundTrip?
+            /// The cap on how far the region reaches ahead by the round trip; default: the region within 2.5 viewports (see LookAhead).
+            ///
+            /// - Remark: Generated from `#/components/schemas/SessionRequestAtItem/lookAhead`.
+            public var lookAhead: Components.Schemas.LookAhead?
             /// Creates a new `SessionRequestAtItem`.
             ///
             /// - Parameters:
@@ -1580,6 +1614,8 @@ extension Components {
             ///   - loop: Repeats the layout endlessly along the paging axis as the session opens (docs/loop.md): the period `P` is the content length along it, every item must lie within `[0, P]`, `P ≥ viewport + 2 × buffer + longest item` along the axis (422 `loop` otherwise, or 422 `size` on an update that breaks it) and, in the modes `page` and `snap`, a whole number of pages. Nothing is clamped along that axis; plans carry `placements` and `recenter`. A looping session cannot change its layout (422).
             ///   - scrollTo: Instead of `offset`: the opening plan starts where this scrolls from `[0, 0]` (FlatList's initialScrollIndex). An id not in the layout is a 422.
             ///   - time: The client's clock at the opening plan, in seconds: the session's first time.
+            ///   - rtt: The client's round trip at the opening, in seconds, kept for the updates that follow (see RoundTrip).
+            ///   - lookAhead: The cap on how far the region reaches ahead by the round trip; default: the region within 2.5 viewports (see LookAhead).
             public init(
                 layout: Components.Schemas.LayoutReference,
                 viewport: Components.Schemas.Size,
@@ -1593,7 +1629,9 @@ extension Components {
                 links: Components.Schemas.SessionRequestAtItem.LinksPayload? = nil,
                 loop: Swift.Bool? = nil,
                 scrollTo: Components.Schemas.ScrollTo,
-                time: Components.Schemas.ClientTime? = nil
+                time: Components.Schemas.ClientTime? = nil,
+                rtt: Components.Schemas.RoundTrip? = nil,
+                lookAhead: Components.Schemas.LookAhead? = nil
             ) {
                 self.layout = layout
                 self.viewport = viewport
@@ -1608,6 +1646,8 @@ extension Components {
                 self.loop = loop
                 self.scrollTo = scrollTo
                 self.time = time
+                self.rtt = rtt
+                self.lookAhead = lookAhead
             }
             public enum CodingKeys: String, CodingKey {
                 case layout
@@ -1623,6 +1663,8 @@ extension Components {
                 case loop
                 case scrollTo
                 case time
+                case rtt
+                case lookAhead
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1678,6 +1720,14 @@ extension Components {
                     Components.Schemas.ClientTime.self,
                     forKey: .time
                 )
+                self.rtt = try container.decodeIfPresent(
+                    Components.Schemas.RoundTrip.self,
+                    forKey: .rtt
+                )
+                self.lookAhead = try container.decodeIfPresent(
+                    Components.Schemas.LookAhead.self,
+                    forKey: .lookAhead
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "layout",
                     "viewport",
@@ -1691,7 +1741,9 @@ extension Components {
                     "links",
                     "loop",
                     "scrollTo",
-                    "time"
+                    "time",
+                    "rtt",
+                    "lookAhead"
                 ])
             }
         }
@@ -2315,7 +2367,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/size`.
             public var size: Components.Schemas.Size?
-            /// Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
+            /// Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to, and with a round trip (`rtt`) the region reaches ahead by it (see RoundTrip).
             ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/velocity`.
             public var velocity: Components.Schemas.Velocity?
@@ -2333,16 +2385,21 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/OffsetUpdate/time`.
             public var time: Components.Schemas.ClientTime?
+            /// The client's round trip, in seconds; the session keeps it for the updates that follow (see RoundTrip).
+            ///
+            /// - Remark: Generated from `#/components/schemas/OffsetUpdate/rtt`.
+            public var rtt: Components.Schemas.RoundTrip?
             /// Creates a new `OffsetUpdate`.
             ///
             /// - Parameters:
             ///   - offset: The new content offset.
             ///   - size: A new viewport size (rotation).
-            ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
+            ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to, and with a round trip (`rtt`) the region reaches ahead by it (see RoundTrip).
             ///   - phase:
             ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///   - select: The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.
             ///   - time: The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
+            ///   - rtt: The client's round trip, in seconds; the session keeps it for the updates that follow (see RoundTrip).
             public init(
                 offset: Components.Schemas.Point,
                 size: Components.Schemas.Size? = nil,
@@ -2350,7 +2407,8 @@ extension Components {
                 phase: Components.Schemas.ScrollPhase? = nil,
                 seq: Swift.Int? = nil,
                 select: Swift.String? = nil,
-                time: Components.Schemas.ClientTime? = nil
+                time: Components.Schemas.ClientTime? = nil,
+                rtt: Components.Schemas.RoundTrip? = nil
             ) {
                 self.offset = offset
                 self.size = size
@@ -2359,6 +2417,7 @@ extension Components {
                 self.seq = seq
                 self.select = select
                 self.time = time
+                self.rtt = rtt
             }
             public enum CodingKeys: String, CodingKey {
                 case offset
@@ -2368,6 +2427,7 @@ extension Components {
                 case seq
                 case select
                 case time
+                case rtt
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2399,6 +2459,10 @@ extension Components {
                     Components.Schemas.ClientTime.self,
                     forKey: .time
                 )
+                self.rtt = try container.decodeIfPresent(
+                    Components.Schemas.RoundTrip.self,
+                    forKey: .rtt
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "offset",
                     "size",
@@ -2406,7 +2470,8 @@ extension Components {
                     "phase",
                     "seq",
                     "select",
-                    "time"
+                    "time",
+                    "rtt"
                 ])
             }
         }
@@ -2422,7 +2487,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/size`.
             public var size: Components.Schemas.Size?
-            /// Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
+            /// Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to, and with a round trip (`rtt`) the region reaches ahead by it (see RoundTrip).
             ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/velocity`.
             public var velocity: Components.Schemas.Velocity?
@@ -2440,16 +2505,21 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/time`.
             public var time: Components.Schemas.ClientTime?
+            /// The client's round trip, in seconds; the session keeps it for the updates that follow (see RoundTrip).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ScrollToUpdate/rtt`.
+            public var rtt: Components.Schemas.RoundTrip?
             /// Creates a new `ScrollToUpdate`.
             ///
             /// - Parameters:
             ///   - scrollTo: Instead of `offset`: scroll to an item. The plan's `offset` is the resulting offset.
             ///   - size: A new viewport size (rotation).
-            ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to.
+            ///   - velocity: Rate of change of the content offset, points per second. Along an axis where it is non-zero, its sign is the direction a `{ahead, behind}` buffer leans to, and with a round trip (`rtt`) the region reaches ahead by it (see RoundTrip).
             ///   - phase:
             ///   - seq: Makes retries safe: equal to the session's last sequence number answers the last plan again (nothing applied); last + 1 is applied; anything else is a 409, a negative number too.
             ///   - select: The session's selected item (`null` clears it; absent keeps it); an id not in the layout is a 422. `create` and `reuse` entries of the selected item carry `selected: true`.
             ///   - time: The client's clock at this update, in seconds; not lower than the session's last time (422). Drives `exposure.minTime`.
+            ///   - rtt: The client's round trip, in seconds; the session keeps it for the updates that follow (see RoundTrip).
             public init(
                 scrollTo: Components.Schemas.ScrollTo,
                 size: Components.Schemas.Size? = nil,
@@ -2457,7 +2527,8 @@ extension Components {
                 phase: Components.Schemas.ScrollPhase? = nil,
                 seq: Swift.Int? = nil,
                 select: Swift.String? = nil,
-                time: Components.Schemas.ClientTime? = nil
+                time: Components.Schemas.ClientTime? = nil,
+                rtt: Components.Schemas.RoundTrip? = nil
             ) {
                 self.scrollTo = scrollTo
                 self.size = size
@@ -2466,6 +2537,7 @@ extension Components {
                 self.seq = seq
                 self.select = select
                 self.time = time
+                self.rtt = rtt
             }
             public enum CodingKeys: String, CodingKey {
                 case scrollTo
@@ -2475,6 +2547,7 @@ extension Components {
                 case seq
                 case select
                 case time
+                case rtt
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -2506,6 +2579,10 @@ extension Components {
                     Components.Schemas.ClientTime.self,
                     forKey: .time
                 )
+                self.rtt = try container.decodeIfPresent(
+                    Components.Schemas.RoundTrip.self,
+                    forKey: .rtt
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "scrollTo",
                     "size",
@@ -2513,7 +2590,8 @@ extension Components {
                     "phase",
                     "seq",
                     "select",
-                    "time"
+                    "time",
+                    "rtt"
                 ])
             }
         }
@@ -4002,6 +4080,80 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/ClientTime`.
         public typealias ClientTime = Swift.Double
+        /// The client's round trip in seconds (from sending an update to its plan arriving), 0 to 10: below 0 or above 10 is a 422 naming `rtt`, not a finite number a 400, and nothing changes. The session keeps the last one it was sent; an update without it uses the kept one. With a velocity `v` (non-zero on an axis), the materialized region reaches `min(cap, |v| · (rtt + 1/60))` further in the direction of `v`, beyond the buffer; once the finger has lifted (`drag-end`, `decelerating`) at most `|v|/1000 · d/(1 − d)` (`d`: `paging.decelerationRate`), the end of the deceleration projection. The cap is the session's `lookAhead`. Without a velocity, or in a session never sent an `rtt`, there is no look-ahead.
+        ///
+        /// - Remark: Generated from `#/components/schemas/RoundTrip`.
+        public typealias RoundTrip = Swift.Double
+        /// The cap on how far the materialized region reaches ahead by the round trip (see RoundTrip). A number `n` is `{"max": n}`; 0 turns the look-ahead off. By default (absent, or `max` absent or `null`) the cap keeps the region within 2.5 viewport lengths along each axis of motion: `1.5 × viewport − buffer ahead − buffer behind`, at least 0. Negative: 422 naming `lookAhead.max`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/LookAhead`.
+        @frozen public enum LookAhead: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/LookAhead/case1`.
+            case LookAheadPoints(Components.Schemas.LookAheadPoints)
+            /// - Remark: Generated from `#/components/schemas/LookAhead/case2`.
+            case LookAheadCap(Components.Schemas.LookAheadCap)
+            public init(from decoder: any Swift.Decoder) throws {
+                var errors: [any Swift.Error] = []
+                do {
+                    self = .LookAheadPoints(try decoder.decodeFromSingleValueContainer())
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                do {
+                    self = .LookAheadCap(try .init(from: decoder))
+                    return
+                } catch {
+                    errors.append(error)
+                }
+                throw Swift.DecodingError.failedToDecodeOneOfSchema(
+                    type: Self.self,
+                    codingPath: decoder.codingPath,
+                    errors: errors
+                )
+            }
+            public func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .LookAheadPoints(value):
+                    try encoder.encodeToSingleValueContainer(value)
+                case let .LookAheadCap(value):
+                    try value.encode(to: encoder)
+                }
+            }
+        }
+        /// The cap, in points.
+        ///
+        /// - Remark: Generated from `#/components/schemas/LookAheadPoints`.
+        public typealias LookAheadPoints = Swift.Double
+        /// `{"max"?}`: the cap in points, or the default.
+        ///
+        /// - Remark: Generated from `#/components/schemas/LookAheadCap`.
+        public struct LookAheadCap: Codable, Hashable, Sendable {
+            /// The cap, in points; absent or `null`: the default (the region within 2.5 viewports).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LookAheadCap/max`.
+            public var max: Swift.Double?
+            /// Creates a new `LookAheadCap`.
+            ///
+            /// - Parameters:
+            ///   - max: The cap, in points; absent or `null`: the default (the region within 2.5 viewports).
+            public init(max: Swift.Double? = nil) {
+                self.max = max
+            }
+            public enum CodingKeys: String, CodingKey {
+                case max
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.max = try container.decodeIfPresent(
+                    Swift.Double.self,
+                    forKey: .max
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "max"
+                ])
+            }
+        }
         /// Points the materialized region extends beyond the viewport. A number `n` is the same on every side (`{"ahead": n, "behind": n}`). `{"ahead": a, "behind": b}`: along an axis on which the viewport moves, `a` in the direction of motion and `b` behind; along an axis without motion, `max(a, b)` on both sides. The direction on an axis is the sign of the update's velocity on it when non-zero, else the sign of the offset change from the previous update, else none; the opening plan and a layout change have none. Negative or missing values: 422 and 400.
         ///
         /// - Remark: Generated from `#/components/schemas/Buffer`.

@@ -1335,7 +1335,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Well-formed but invalid: an unknown layout id, a negative viewport size, buffer, pool cap or prefetch, a paging deceleration rate outside (0, 1) or a page size that is not positive in the modes `page` and `snap`, a `loop` without a usable period, an invalid inline layout.
+            /// Well-formed but invalid: an unknown layout id, a negative viewport size, buffer, pool cap or prefetch, a paging deceleration rate outside (0, 1) or a page size that is not positive in the modes `page` and `snap`, a `loop` without a usable period, an invalid inline layout, an `rtt` outside 0 … 10 or a negative `lookAhead`.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/post(openSession)/responses/422`.
             ///
@@ -2649,7 +2649,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Well-formed but invalid: a negative or non-finite viewport size, a non-finite offset or velocity, a `scrollTo.id` or `select` that is not an item of the layout, a new size that leaves a looping session without a usable period.
+            /// Well-formed but invalid: a negative or non-finite viewport size, a non-finite offset or velocity, a `scrollTo.id` or `select` that is not an item of the layout, a new size that leaves a looping session without a usable period, an `rtt` below 0 or above 10.
             ///
             /// - Remark: Generated from `#/paths//v1/sessions/{id}/viewport/post(updateViewport)/responses/422`.
             ///
