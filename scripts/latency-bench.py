@@ -1,0 +1,409 @@
+#!/usr/bin/env python3
+"""Blank area of the browser client over a network's round trip (docs/guides/round-trips.md).
+
+Starts a viewportd binary on a free loopback port and a delay proxy in front of it (asyncio, on
+loopback: every chunk read from either side is held RTT/2 before it is written on, the WebSocket
+upgrade and its frames included), then opens pages through the proxy in headless Chromium
+(chromium + chromium-driver, driven by Selenium, as scripts/browser-test.py does):
+
+  - minimal: the README's minimal page (100,000 rows of 48 px, `buffer: 250`);
+  - demo: GET /demo (100,000 posts in measured stacks, lazy load).
+
+For each page and RTT, the page's scroll container is driven at a constant speed, frame by frame
+(requestAnimationFrame sets scrollTop = start + v·t), for 2 s. Each frame, right after the
+container moved (what the frame paints), a sampler takes the share of the viewport's height that
+no shown item element ([data-item-id]) covers: FlashList's blank area. A cell is its mean over
+the frames. Jumps: from rest, scrollTop jumps far; "screen full after" is the time from the frame
+that jumped to the first frame with no blank (gaps under 1 px are rounding), the median over the jumps. The
+sampler also records the materialized reach: the extent of the shown items (the day headers of
+/demo aside) in viewport heights, the largest over every frame (the bound is 2.5).
+
+Usage: scripts/latency-bench.py [--binary PATH ...] [--rtt 0,50,100,150] [--speeds 1500,4000,8000]
+                                [--pages minimal,demo] [--jumps N] [--seconds S] [--quick]
+                                [--client FILE] [--window W,H]
+  --binary twice or more: each binary is measured in turn, its table printed, side by side in
+  one sitting. --quick (CI): RTT 100 ms, 4,000 px/s, both pages, 3 jumps; exits 1 when a mean
+  blank passes --bound (default 5 %) or the reach passes 2.5 viewports (+ one row).
+  --client FILE: the proxy answers GET /client/viewportd.js with FILE (a client being edited,
+  without rebuilding the binary).
+Needs: chromium, chromium-driver (apt), selenium (pip): scripts/install-deps.sh --browser.
+"""
+import argparse
+import asyncio
+import importlib.util
+import os
+import statistics
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("browser_test", os.path.join(HERE, "browser-test.py"))
+browser_test = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(browser_test)
+
+FRAME_MS = 1000 / 60
+
+
+def log(*parts):
+    print("latency-bench:", *parts, file=sys.stderr, flush=True)
+
+
+class DelayProxy:
+    """A TCP proxy on loopback that holds every chunk `rtt`/2 seconds in each direction, in order.
+    Runs its own asyncio loop in a thread; `rtt` may change between pages."""
+
+    def __init__(self, upstream_port, client_file=None):
+        self.upstream_port = upstream_port
+        self.client_file = client_file
+        self.rtt = 0.0
+        self.port = browser_test.free_port()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        if not self.ready.wait(10):
+            raise RuntimeError("the delay proxy did not start")
+
+    def _run(self):
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(asyncio.start_server(self._accept, "127.0.0.1", self.port))
+        self.ready.set()
+        self.loop.run_forever()
+
+    def stop(self):
+        def close():
+            self.server.close()
+            for task in asyncio.all_tasks(self.loop):
+                task.cancel()
+            self.loop.stop()
+        self.loop.call_soon_threadsafe(close)
+        self.thread.join(5)
+
+    async def _accept(self, reader, writer):
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            writer.close()
+            return
+        for w in (writer, up_writer):
+            sock = w.get_extra_info("socket")
+            if sock is not None:
+                import socket
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        await asyncio.gather(self._pipe(reader, up_writer, writer), self._pipe(up_reader, writer, None),
+                             return_exceptions=True)
+        for w in (writer, up_writer):
+            w.close()
+
+    async def _pipe(self, reader, writer, reply_to):
+        """Reads chunks from `reader` and writes each to `writer` rtt/2 after it was read."""
+        queue = asyncio.Queue()
+
+        async def deliver():
+            while True:
+                at, data = await queue.get()
+                if data is None:
+                    break
+                wait = at - self.loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()
+
+        delivering = asyncio.ensure_future(deliver())
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                if reply_to is not None and self.client_file and data.startswith(b"GET /client/viewportd.js"):
+                    # The module under edit, answered by the proxy (after the round trip).
+                    with open(self.client_file, "rb") as f:
+                        body = f.read()
+                    await asyncio.sleep(self.rtt)
+                    reply_to.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nCache-Control: no-store\r\n"
+                                   b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    await reply_to.drain()
+                    reply_to.close()
+                    break
+                queue.put_nowait((self.loop.time() + self.rtt / 2, data))
+        finally:
+            queue.put_nowait((0, None))
+            await delivering
+
+
+# The README's minimal page, built in a page of the proxy's origin (it must share viewportd's).
+MINIMAL_JS = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  document.head.innerHTML = '<meta charset="utf-8">';
+  document.body.style.margin = '0';
+  document.body.innerHTML = '<div id="list" style="height: 100vh; overflow: auto"><div id="content" style="position: relative"></div></div>';
+  const { openSession, domViews } = await import('/client/viewportd.js');
+  const scroller = document.getElementById('list');
+  const views = domViews(document.getElementById('content'), {
+    render: (element, entry) => { element.textContent = `row ${entry.id}`; },
+  });
+  const errors = [];
+  const client = await openSession({
+    layout: {sections: [{id: 'row', reuse: 'row', list: {count: 100000, size: [scroller.clientWidth, 48]}}]},
+    scroller, views, session: {buffer: 250},
+    onError: (e) => errors.push(String(e)),
+  });
+  views.contentSize(client.contentSize);
+  window.viewportd = {client, errors, ready: true, session: client.session};
+  done(true);
+})().catch((e) => done('error: ' + e));
+"""
+
+# The sampler: blank share of the viewport's height (union of the shown items' spans), the
+# materialized reach in viewport heights, and how many elements show items.
+SAMPLER_JS = """
+window.__blank = (s) => {
+  const box = s.getBoundingClientRect(), h = s.clientHeight, top = box.top;
+  const spans = [];
+  let lo = Infinity, hi = -Infinity, shown = 0;
+  for (const e of s.querySelectorAll('[data-item-id]')) {
+    if (e.style.display === 'none') continue;
+    const b = e.getBoundingClientRect();
+    shown += 1;
+    if (e.dataset.reuse !== 'day') { lo = Math.min(lo, b.top); hi = Math.max(hi, b.bottom); }
+    const a = Math.max(b.top - top, 0), z = Math.min(b.bottom - top, h);
+    if (z > a) spans.push([a, z]);
+  }
+  spans.sort((p, q) => p[0] - q[0]);
+  // Gaps under a pixel are the browser's rounding (past 4M px its 32-bit floats hold half
+  // pixels), not blank.
+  let blank = 0, end = 0;
+  for (const [a, z] of spans) {
+    if (z <= end) continue;
+    if (a - end >= 1) blank += a - end;
+    end = z;
+  }
+  if (h - end >= 1) blank += h - end;
+  return [blank, hi > lo ? (hi - lo) / h : 0, shown];
+};
+"""
+
+MOTION_JS = """
+const [id, start, speed, seconds] = arguments, done = arguments[arguments.length - 1];
+const s = document.getElementById(id), h = s.clientHeight;
+let t0 = null, frames = 0, sum = 0, worst = 0, reach = 0, blankFrames = 0, shown = 0;
+const frame = (ts) => {
+  if (t0 === null) t0 = ts;
+  const t = (ts - t0) / 1000;
+  s.scrollTop = start + speed * t;
+  const [blank, r, n] = window.__blank(s);
+  frames += 1; sum += blank / h; worst = Math.max(worst, blank / h); reach = Math.max(reach, r);
+  shown = Math.max(shown, n);
+  if (blank >= 1) blankFrames += 1;
+  if (t < seconds) requestAnimationFrame(frame);
+  else done({frames, mean: sum / frames, worst, reach, blankFrames, shown, fps: (frames - 1) / t, end: s.scrollTop});
+};
+requestAnimationFrame(frame);
+"""
+
+JUMP_JS = """
+const [id, target, timeout] = arguments, done = arguments[arguments.length - 1];
+const s = document.getElementById(id);
+let t0 = null, frames = 0, reach = 0;
+const frame = (ts) => {
+  if (t0 === null) { t0 = ts; s.scrollTop = target; }
+  const [blank, r] = window.__blank(s);
+  reach = Math.max(reach, r);
+  if (blank === 0) { done({ms: ts - t0, frames, reach}); return; }
+  frames += 1;
+  if (ts - t0 > timeout) { done({ms: null, frames, reach}); return; }
+  requestAnimationFrame(frame);
+};
+requestAnimationFrame(frame);
+"""
+
+SETTLED_JS = """
+const c = window.viewportd.client, s = document.getElementById(arguments[0]);
+return [c._queue.length === 0 && !c._inFlight, c.offset[1], s.scrollTop];
+"""
+
+
+class Bench:
+    def __init__(self, driver, proxy, args):
+        self.driver = driver
+        self.proxy = proxy
+        self.args = args
+
+    def js(self, script, *a):
+        return self.driver.execute_script(script, *a)
+
+    def js_async(self, script, *a):
+        return self.driver.execute_async_script(script, *a)
+
+    def open(self, page):
+        base = f"http://127.0.0.1:{self.proxy.port}"
+        if page == "minimal":
+            self.driver.get(base + "/healthz")
+            result = self.js_async(MINIMAL_JS)
+            if result is not True:
+                raise RuntimeError(f"the minimal page did not open: {result}")
+            self.scroller = "list"
+        else:
+            self.driver.get(base + "/demo")
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                if self.js("return !!(window.viewportd && (window.viewportd.ready || window.viewportd.errors.length))"):
+                    break
+                time.sleep(0.1)
+            errors = self.js("return window.viewportd ? window.viewportd.errors : ['no window.viewportd']")
+            if errors:
+                raise RuntimeError(f"/demo did not open: {errors}")
+            self.scroller = "viewport"
+        self.js(SAMPLER_JS)
+
+    def settle(self, timeout=20):
+        """Until nothing is queued or in flight and the session is at the container's offset,
+        twice 100 ms apart."""
+        deadline = time.monotonic() + timeout
+        stable = 0
+        while time.monotonic() < deadline:
+            quiet, session, at = self.js(SETTLED_JS, self.scroller)
+            stable = stable + 1 if quiet and abs(session - at) < 1 else 0
+            if stable >= 3:
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"the page did not settle within {timeout} s")
+
+    def rest_at(self, top):
+        self.js("document.getElementById(arguments[0]).scrollTop = arguments[1]", self.scroller, top)
+        time.sleep(0.2)
+        self.settle()
+        time.sleep(0.3)
+        self.settle()
+
+    def motion(self, start, speed):
+        self.rest_at(start)
+        return self.js_async(MOTION_JS, self.scroller, start, speed, self.args.seconds)
+
+    def jumps(self, count, rng):
+        out = []
+        top_max = self.js("const s = document.getElementById(arguments[0]); return s.scrollHeight - s.clientHeight", self.scroller)
+        for _ in range(count):
+            self.rest_at(rng.uniform(0.05, 0.45) * top_max)
+            target = rng.uniform(0.55, 0.95) * top_max
+            out.append(self.js_async(JUMP_JS, self.scroller, target, 5000))
+        return out
+
+
+def pct(x):
+    return f"{100 * x:.1f} %"
+
+
+def measure_binary(binary, args, rng_seed):
+    """Runs every cell against one binary. Answers rows: (page, rtt, {speed: motion}, [jumps])."""
+    import random
+
+    server = browser_test.Server(binary)
+    proxy = DelayProxy(server.port, args.client)
+    width, height = (int(x) for x in args.window.split(","))
+    driver = browser_test.start_browser(width, height)
+    driver.set_script_timeout(60)
+    rows = []
+    try:
+        for page in args.pages:
+            for rtt in args.rtt:
+                proxy.rtt = rtt / 1000
+                bench = Bench(driver, proxy, args)
+                bench.open(page)
+                rng = random.Random(rng_seed + rtt)
+                cells = {}
+                for speed in args.speeds:
+                    # A start far from either end, the same for every binary.
+                    cells[speed] = bench.motion(150000 + 20000 * args.speeds.index(speed), speed)
+                jumps = bench.jumps(args.jumps, rng) if args.jumps else []
+                errors = bench.js("return window.viewportd.errors")
+                transport = bench.js("return window.viewportd.client.transport")
+                rows.append((page, rtt, cells, jumps, errors, transport))
+                line = "  ".join(f"{s}: {pct(m['mean'])} (worst {pct(m['worst'])}, reach {m['reach']:.2f}, {m['fps']:.0f} fps)"
+                                 for s, m in cells.items())
+                log(f"{os.path.basename(binary)} {page} RTT {rtt} ms [{transport}]: {line}; jumps "
+                    f"{[None if j['ms'] is None else round(j['ms']) for j in jumps]}{'; errors ' + str(errors[:2]) if errors else ''}")
+    finally:
+        driver.quit()
+        proxy.stop()
+        server.stop()
+    return rows
+
+
+def table(label, rows, speeds):
+    out = [f"{label}", "",
+           "| page | RTT | " + " | ".join(f"{s:,} px/s" for s in speeds) + " | jump: screen full after (median) | reach (viewports) |",
+           "|---|---|" + "---|" * len(speeds) + "---|---|"]
+    for page, rtt, cells, jumps, errors, transport in rows:
+        done = [j["ms"] for j in jumps if j["ms"] is not None]
+        if jumps:
+            median = statistics.median(done) if len(done) == len(jumps) else None
+            jump = (f"{median:.0f} ms = RTT + {(median - rtt) / FRAME_MS:.1f} frames" if median is not None
+                    else f"{len(jumps) - len(done)}/{len(jumps)} not full in 5 s")
+        else:
+            jump = "-"
+        reach = max([m["reach"] for m in cells.values()] + [j["reach"] for j in jumps])
+        out.append(f"| {page} | {rtt} ms | " + " | ".join(pct(cells[s]["mean"]) for s in speeds) + f" | {jump} | {reach:.2f} |")
+    return "\n".join(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", action="append", help="viewportd binary (repeat to compare; default as browser-test.py)")
+    parser.add_argument("--rtt", default="0,50,100,150", help="round trips in ms")
+    parser.add_argument("--speeds", default="1500,4000,8000", help="scroll speeds in px/s")
+    parser.add_argument("--pages", default="minimal,demo")
+    parser.add_argument("--jumps", type=int, default=5, help="jumps per page and RTT")
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds of motion per cell")
+    parser.add_argument("--window", default="900,820", help="browser window W,H")
+    parser.add_argument("--client", help="serve this file as /client/viewportd.js (through the proxy)")
+    parser.add_argument("--seed", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="CI: RTT 100 ms, 4,000 px/s, both pages, 3 jumps, bounds")
+    parser.add_argument("--bound", type=float, default=5.0, help="--quick: the largest mean blank, in percent")
+    args = parser.parse_args()
+    if args.quick:
+        args.rtt, args.speeds, args.jumps = "100", "4000", 3
+    args.rtt = [int(x) for x in args.rtt.split(",")]
+    args.speeds = [int(x) for x in args.speeds.split(",")]
+    args.pages = args.pages.split(",")
+    binaries = args.binary or [browser_test.find_binary(None)]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        sys.exit("latency-bench: selenium is missing (scripts/install-deps.sh --browser)")
+    started = time.monotonic()
+    results = []
+    for binary in binaries:
+        results.append((binary, measure_binary(binary, args, args.seed)))
+    print(f"Mean blank area over {args.seconds:g} s of constant-speed scrolling, window {args.window}, "
+          f"{os.cpu_count()} cores, {time.monotonic() - started:.0f} s in all.\n")
+    for binary, rows in results:
+        print(table(binary, rows, args.speeds) + "\n")
+    if not args.quick:
+        return 0
+    failed = []
+    for binary, rows in results:
+        for page, rtt, cells, jumps, errors, transport in rows:
+            for speed, m in cells.items():
+                if m["mean"] * 100 > args.bound:
+                    failed.append(f"{page} RTT {rtt} ms {speed} px/s: mean blank {pct(m['mean'])} > {args.bound} %")
+                # One row (or post) over the bound: items straddle the region's edges.
+                if m["reach"] > 2.5 + 0.35:
+                    failed.append(f"{page} RTT {rtt} ms {speed} px/s: items reach {m['reach']:.2f} viewports > 2.5")
+            if any(j["ms"] is None for j in jumps):
+                failed.append(f"{page} RTT {rtt} ms: a jump left blank for 5 s")
+            if errors:
+                failed.append(f"{page} RTT {rtt} ms: page errors {errors[:2]}")
+    for f in failed:
+        log("FAIL:", f)
+    log("passed" if not failed else "FAILED")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
