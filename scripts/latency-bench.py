@@ -29,12 +29,10 @@ Usage: scripts/latency-bench.py [--binary PATH ...] [--rtt 0,50,100,150] [--spee
 Needs: chromium, chromium-driver (apt), selenium (pip): scripts/install-deps.sh --browser.
 """
 import argparse
-import asyncio
 import importlib.util
 import os
 import statistics
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,92 +45,6 @@ FRAME_MS = 1000 / 60
 
 def log(*parts):
     print("latency-bench:", *parts, file=sys.stderr, flush=True)
-
-
-class DelayProxy:
-    """A TCP proxy on loopback that holds every chunk `rtt`/2 seconds in each direction, in order.
-    Runs its own asyncio loop in a thread; `rtt` may change between pages."""
-
-    def __init__(self, upstream_port, client_file=None):
-        self.upstream_port = upstream_port
-        self.client_file = client_file
-        self.rtt = 0.0
-        self.port = browser_test.free_port()
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        if not self.ready.wait(10):
-            raise RuntimeError("the delay proxy did not start")
-
-    def _run(self):
-        asyncio.set_event_loop(self.loop)
-        self.server = self.loop.run_until_complete(asyncio.start_server(self._accept, "127.0.0.1", self.port))
-        self.ready.set()
-        self.loop.run_forever()
-
-    def stop(self):
-        def close():
-            self.server.close()
-            for task in asyncio.all_tasks(self.loop):
-                task.cancel()
-            self.loop.stop()
-        self.loop.call_soon_threadsafe(close)
-        self.thread.join(5)
-
-    async def _accept(self, reader, writer):
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        except OSError:
-            writer.close()
-            return
-        for w in (writer, up_writer):
-            sock = w.get_extra_info("socket")
-            if sock is not None:
-                import socket
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        await asyncio.gather(self._pipe(reader, up_writer, writer), self._pipe(up_reader, writer, None),
-                             return_exceptions=True)
-        for w in (writer, up_writer):
-            w.close()
-
-    async def _pipe(self, reader, writer, reply_to):
-        """Reads chunks from `reader` and writes each to `writer` rtt/2 after it was read."""
-        queue = asyncio.Queue()
-
-        async def deliver():
-            while True:
-                at, data = await queue.get()
-                if data is None:
-                    break
-                wait = at - self.loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                writer.write(data)
-                await writer.drain()
-            if writer.can_write_eof():
-                writer.write_eof()
-
-        delivering = asyncio.ensure_future(deliver())
-        try:
-            while True:
-                data = await reader.read(65536)
-                if not data:
-                    break
-                if reply_to is not None and self.client_file and data.startswith(b"GET /client/viewportd.js"):
-                    # The module under edit, answered by the proxy (after the round trip).
-                    with open(self.client_file, "rb") as f:
-                        body = f.read()
-                    await asyncio.sleep(self.rtt)
-                    reply_to.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nCache-Control: no-store\r\n"
-                                   b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-                    await reply_to.drain()
-                    reply_to.close()
-                    break
-                queue.put_nowait((self.loop.time() + self.rtt / 2, data))
-        finally:
-            queue.put_nowait((0, None))
-            await delivering
 
 
 # The README's minimal page, built in a page of the proxy's origin (it must share viewportd's).
@@ -304,7 +216,7 @@ def measure_binary(binary, args, rng_seed):
     import random
 
     server = browser_test.Server(binary)
-    proxy = DelayProxy(server.port, args.client)
+    proxy = browser_test.DelayProxy(server.port, args.client)
     width, height = (int(x) for x in args.window.split(","))
     driver = browser_test.start_browser(width, height)
     driver.set_script_timeout(60)
