@@ -24,6 +24,12 @@ And while measurements are answered (the page's _applyPlan is wrapped): the firs
 keeps its screen position through every measurement batch, and when every item a batch measured
 lay above the viewport, every post on screen keeps its position (within 1 px).
 
+Over a delay proxy (DelayProxy, 80 ms round trip; scripts/latency-bench.py uses it too), /demo
+is swept at a constant speed down and up, on the socket and by POST: several messages are in
+flight on the socket, plans are applied in seq order one after the other, the DOM is the
+session's after settling (the checks above), no view handle is created twice, and updates carry
+`rtt` exactly when the server takes it.
+
 It saves a screenshot (default docs/demo.png) and exits 1 on any failure.
 
 --scenario cluster runs the recovery test (--scenario all, the default, runs both): it starts a

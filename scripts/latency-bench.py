@@ -25,7 +25,7 @@ Usage: scripts/latency-bench.py [--binary PATH ...] [--rtt 0,50,100,150] [--spee
   one sitting. --quick (CI): RTT 100 ms, 4,000 px/s, both pages, 3 jumps; exits 1 when a mean
   blank passes --bound (default 5 %) or the reach passes 2.5 viewports (+ one row).
   --client FILE: the proxy answers GET /client/viewportd.js with FILE (a client being edited,
-  without rebuilding the binary).
+  without rebuilding the binary); repeated, the n-th goes with the n-th --binary ('-': none).
 Needs: chromium, chromium-driver (apt), selenium (pip): scripts/install-deps.sh --browser.
 """
 import argparse
@@ -211,12 +211,12 @@ def pct(x):
     return f"{100 * x:.1f} %"
 
 
-def measure_binary(binary, args, rng_seed):
+def measure_binary(binary, client, args, rng_seed):
     """Runs every cell against one binary. Answers rows: (page, rtt, {speed: motion}, [jumps])."""
     import random
 
     server = browser_test.Server(binary)
-    proxy = browser_test.DelayProxy(server.port, args.client)
+    proxy = browser_test.DelayProxy(server.port, client)
     width, height = (int(x) for x in args.window.split(","))
     driver = browser_test.start_browser(width, height)
     driver.set_script_timeout(60)
@@ -238,7 +238,7 @@ def measure_binary(binary, args, rng_seed):
                 rows.append((page, rtt, cells, jumps, errors, transport))
                 line = "  ".join(f"{s}: {pct(m['mean'])} (worst {pct(m['worst'])}, reach {m['reach']:.2f}, {m['fps']:.0f} fps)"
                                  for s, m in cells.items())
-                log(f"{os.path.basename(binary)} {page} RTT {rtt} ms [{transport}]: {line}; jumps "
+                log(f"{os.path.basename(binary)}{'+' + os.path.basename(client) if client else ''} {page} RTT {rtt} ms [{transport}]: {line}; jumps "
                     f"{[None if j['ms'] is None else round(j['ms']) for j in jumps]}{'; errors ' + str(errors[:2]) if errors else ''}")
     finally:
         driver.quit()
@@ -273,7 +273,9 @@ def main():
     parser.add_argument("--jumps", type=int, default=5, help="jumps per page and RTT")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds of motion per cell")
     parser.add_argument("--window", default="900,820", help="browser window W,H")
-    parser.add_argument("--client", help="serve this file as /client/viewportd.js (through the proxy)")
+    parser.add_argument("--client", action="append",
+                        help="serve this file as /client/viewportd.js (through the proxy); repeated, the n-th goes with "
+                             "the n-th --binary ('-': the binary's own)")
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="CI: RTT 100 ms, 4,000 px/s, both pages, 3 jumps, bounds")
     parser.add_argument("--bound", type=float, default=5.0, help="--quick: the largest mean blank, in percent")
@@ -289,9 +291,12 @@ def main():
     except ImportError:
         sys.exit("latency-bench: selenium is missing (scripts/install-deps.sh --browser)")
     started = time.monotonic()
+    clients = [None if c == "-" else c for c in (args.client or [])]
+    clients += [None] * (len(binaries) - len(clients))
     results = []
-    for binary in binaries:
-        results.append((binary, measure_binary(binary, args, args.seed)))
+    for binary, client in zip(binaries, clients):
+        label = binary + (f" serving {client}" if client else "")
+        results.append((label, measure_binary(binary, client, args, args.seed)))
     print(f"Mean blank area over {args.seconds:g} s of constant-speed scrolling, window {args.window}, "
           f"{os.cpu_count()} cores, {time.monotonic() - started:.0f} s in all.\n")
     for binary, rows in results:

@@ -744,6 +744,7 @@ export class ViewportClient {
         const protocols = ["viewportd.v1"];
         if (this._http.token) protocols.push("bearer." + this._http.token);
         let socket;
+        const opening = now();
         try {
             socket = new WebSocket(this._http.socketURL(this.session), protocols);
         } catch (error) {
@@ -769,6 +770,8 @@ export class ViewportClient {
             this.transport = "http";
             return;
         }
+        // The handshake is a round trip: the first estimate, before any update is answered.
+        if (this._srtt === null) this._timed(now() - opening);
         // Each socket answers its own messages, in order.
         const waiters = [];
         socket.onmessage = (event) => {
@@ -1269,12 +1272,14 @@ export class ViewportClient {
             const v = this._views.get(e.view);
             if (v && v.shown && v.rect && v.id === e.id && this._measures(v)) entering.push([e.view, v]);
         }
+        // Every size first, then the holds: one layout, not one per view.
+        const boxes = entering.map(([handle, v]) => this._natural(handle, v));
         const resize = [];
-        for (const [handle, v] of entering) {
-            const box = this._natural(handle, v);
-            if (!box || (box[0] === 0 && box[1] === 0)) continue;
+        entering.forEach(([handle, v], k) => {
+            const box = boxes[k];
+            if (!box || (box[0] === 0 && box[1] === 0)) return;
             const [w, h] = box;
-            if (Math.abs(w - v.rect[2]) <= MEASURE_EPSILON && Math.abs(h - v.rect[3]) <= MEASURE_EPSILON) continue;
+            if (Math.abs(w - v.rect[2]) <= MEASURE_EPSILON && Math.abs(h - v.rect[3]) <= MEASURE_EPSILON) return;
             const sent = this._measured.get(v.id);
             if (!sent || Math.abs(sent[0] - w) > MEASURE_EPSILON || Math.abs(sent[1] - h) > MEASURE_EPSILON) {
                 this._measured.set(v.id, [w, h]);
@@ -1284,7 +1289,7 @@ export class ViewportClient {
                 v.held = true;
                 (this._cb.move ?? this._cb.show)(v.view, { id: v.id, view: handle, reuse: v.reuse, rect: v.rect, pinned: v.pinned, hold: true });
             }
-        }
+        });
         if (resize.length > 0) {
             this.stats.patches += 1;
             this.patch({ resize, anchor: "visible" });
