@@ -198,6 +198,8 @@ class HTTP {
 ///   base       viewportd's URL (default: where this module was served from)
 ///   token      auth.token, sent as "Authorization: Bearer" and as the socket subprotocol
 ///   socket     false to use POST only (default true)
+///   rtt        false never to send the measured round trip on updates (default: sent while the
+///              server takes it; docs/guides/round-trips.md)
 ///   measure    true, or a function(id, reuse) -> bool: measure shown views (of stack items) and
 ///              send their sizes; `element(view)` finds a view's element when views are not
 ///              elements
