@@ -10,8 +10,8 @@ struct SnapshotTests {
     /// (or derived there), then listed here.
     static let handledProperties: [String: Set<String>] = [
         "layout": [], "shown": [], "stats": [], "edits": [],
-        "options": ["insets", "paging", "loop", "maxViews"],
-        "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "safeWindow", "pinned", "dragBegin", "needsFullDiff"],
+        "options": ["insets", "paging", "loop", "maxViews", "lookAhead"],
+        "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "rtt", "safeWindow", "pinned", "dragBegin", "needsFullDiff"],
         "pools": ["caps", "byClass", "sameItem", "count", "extraNames", "capByClass", "defaultCap", "indexed"],
         "handles": ["next"],
         "sequence": ["seq", "recorded", "bareSeq", "bareOffset"],
@@ -226,7 +226,7 @@ struct SnapshotTests {
         }
         var newer = bytes
         newer[3] = 9
-        #expect(throws: BinaryFormatError.unsupported("session snapshot version 9 (this build reads 3 to 4)")) {
+        #expect(throws: BinaryFormatError.unsupported("session snapshot version 9 (this build reads 3 to 5)")) {
             try ViewportSession(restoring: newer, layouts: layouts)
         }
     }

@@ -1,12 +1,19 @@
 /// Which way the viewport moves along each axis: −1 toward lower offsets, +1 toward higher ones,
-/// 0 not at all. It decides where a direction-aware `buffer` leans (see `Buffer`).
+/// 0 not at all. It decides where a direction-aware `buffer` leans (see `Buffer`), and how far the
+/// region reaches beyond the buffer that way (see `LookAhead`).
 public struct Motion: Hashable, Sendable {
     public var x: Int
     public var y: Int
+    /// Points the region reaches beyond the buffer in the direction of `x` (≥ 0; 0 when `x` is).
+    public var lookAheadX: Double
+    /// Points the region reaches beyond the buffer in the direction of `y` (≥ 0; 0 when `y` is).
+    public var lookAheadY: Double
 
-    public init(x: Int, y: Int) {
+    public init(x: Int, y: Int, lookAheadX: Double = 0, lookAheadY: Double = 0) {
         self.x = x
         self.y = y
+        self.lookAheadX = lookAheadX
+        self.lookAheadY = lookAheadY
     }
 
     /// No motion (the opening plan, a layout change).
@@ -21,6 +28,10 @@ public struct Motion: Hashable, Sendable {
             x: Self.sign(velocity?.x ?? 0, else: previous.x, offset.x),
             y: Self.sign(velocity?.y ?? 0, else: previous.y, offset.y))
     }
+
+    /// Whether the region reaches beyond the buffer on some axis.
+    @inline(__always)
+    public var looksAhead: Bool { lookAheadX > 0 || lookAheadY > 0 }
 
     @inline(__always)
     private static func sign(_ v: Double, else from: Double, _ to: Double) -> Int {

@@ -15,6 +15,9 @@ struct ScrollState: Sendable {
     private(set) var region: Region
     /// The session's last client time (`time`), nil until an update or the opening carries one.
     var time: Double?
+    /// The client's last round trip (`rtt`, seconds), nil until an update or the opening carries
+    /// one: with a velocity, the region looks ahead by it (see `LookAhead`).
+    var rtt: Double?
     /// Where the region may move without changing the materialized set (see `SafeWindow`); nil
     /// when unknown. Valid for the current region and layout only.
     var safeWindow: SafeWindow?
@@ -27,13 +30,14 @@ struct ScrollState: Sendable {
     /// itself instead of diffing the two regions.
     var needsFullDiff = false
 
-    init(offset: Point, viewport: Size, buffer: Buffer, motion: Motion = .none, time: Double? = nil) {
+    init(offset: Point, viewport: Size, buffer: Buffer, motion: Motion = .none, time: Double? = nil, rtt: Double? = nil) {
         self.buffer = buffer
         self.offset = offset
         self.viewport = viewport
         self.motion = motion
         self.region = Region(offset: offset, viewport: viewport, buffer: buffer, motion: motion)
         self.time = time
+        self.rtt = rtt
     }
 
     /// The materialized region at another position.

@@ -25,6 +25,10 @@ public struct SessionConfiguration: Hashable, Sendable {
     public var exposureRule = ExposureRule()
     /// `time`: the client's clock at the opening plan, in seconds; nil for none.
     public var time: Double?
+    /// `rtt`: the client's round trip in seconds, kept for the updates that follow; nil for none.
+    public var rtt: Double?
+    /// `lookAhead`: the cap on how far the region reaches ahead by the round trip (see `LookAhead`).
+    public var lookAhead = LookAhead.standard
     /// `links`: follower scroll views by name; every plan carries their offsets under `linked`.
     public var links: [String: LinkedScrollView]
     /// `loop`: the content repeats endlessly along the paging axis (see `LoopSpace` and
@@ -59,6 +63,8 @@ public struct SessionConfiguration: Hashable, Sendable {
         try buffer.validate(field: "buffer")
         if let scrollTo { try scrollTo.validate() }
         if let time, !time.isFinite { throw .invalid(field: "time", reason: "must be finite") }
+        if let rtt { try LookAhead.validate(rtt: rtt, field: "rtt") }
+        try lookAhead.validate(field: "lookAhead")
         try exposureRule.validate()
         guard insets.isFinite else { throw .invalid(field: "insets", reason: "must be finite") }
         if let max = pool.max, max < 0 { throw .invalid(field: "pool.max", reason: "must not be negative") }

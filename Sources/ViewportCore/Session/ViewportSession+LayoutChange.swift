@@ -60,8 +60,11 @@ extension ViewportSession {
     mutating func transition(to newLayout: Layout, offset newOffset: Point, remap: inout ItemRemap, field: String) throws(SessionError) -> Plan {
         let old = layout
         let oldShown = shown.sorted { $0.key < $1.key }
-        // A layout change is not a scroll: no motion, so a direction-aware buffer is max(a, b) around.
-        let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer, motion: .none)
+        // A layout change is not a scroll: no motion, so a direction-aware buffer is max(a, b) around;
+        // but a region that looks ahead keeps reaching (an edit while scrolling, a measurement,
+        // would otherwise drop the items ahead that the next update brings back).
+        let newMotion = motion.looksAhead ? motion : .none
+        let newRegion = Region(offset: newOffset, viewport: viewport, buffer: buffer, motion: newMotion)
         var found = newLayout.itemsAndRects(in: newRegion)
         // A sticky header pinned in the new layout is materialized too.
         let newPin = newLayout.stickyItems.isEmpty ? nil : ViewportSession.pinnedHeader(in: newLayout, at: newOffset, insets: insets)
@@ -108,7 +111,7 @@ extension ViewportSession {
         pools.resolveCaps(for: layout)
         sequence.advance()
         stats.updates += 1
-        scroll.move(to: newOffset, viewport: viewport, motion: .none)
+        scroll.move(to: newOffset, viewport: viewport, motion: newMotion)
         scroll.safeWindow = nil
         scroll.needsFullDiff = false
         let entering = materialized.filter { survivors[$0] == nil }

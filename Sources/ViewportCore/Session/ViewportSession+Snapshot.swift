@@ -7,25 +7,30 @@
 /// which that plan's leaving lists refer to), so a session whose layout is edited in place can
 /// later add its edits without changing how items are named.
 ///
-/// Format (version 4): `"VPS"`, version byte, layout digest and the history that made the
+/// Format (version 5): `"VPS"`, version byte, layout digest and the history that made the
 /// session's version of it (`EditHistory`: a checkpoint of the version's binary form when it has
 /// one, then the stack edits since, replayed on restore; `Layout+EditHistory.swift`), previous
 /// layout digest (optional) and its history,
 /// the options (buffer ahead and behind, insets, pool caps, paging, prefetch, lazyLoad, exposure, links, loop axis,
-/// view limit), the position (offset, viewport, motion, client time), counters (seq, next handle, stats), selection,
+/// view limit, look-ahead cap), the position (offset, viewport, motion, client time, round trip and
+/// look-ahead), counters (seq, next handle, stats), selection,
 /// drag begin, pinned header, safe window, extra reuse names, shown items, pools, the same-item
 /// index, the helpers' state, loop shifts, and the last plan. Sets and maps are written in item
 /// order, so equal states give equal bytes. Version 3 (the edits alone, no checkpoint flag) is
-/// what builds before checkpoints wrote and read: it is still read, and still written for a
-/// session whose histories have no checkpoint (most), so that an older instance in a rolling
-/// update reads them; a version this build does not know is refused.
+/// what builds before checkpoints wrote and read; version 4 adds the checkpoints, version 5 the
+/// look-ahead (its cap, the round trip, the motion's reach). Each is still read, and the oldest
+/// that can hold the session is written (3 for most: no checkpoint, no round trip, the default
+/// cap), so that an older instance in a rolling update reads them; a version this build does not
+/// know is refused.
 ///
 /// Every stored property of ``ViewportSession`` and of its parts (`ScrollState`, `ReusePools`,
 /// `ViewHandles`, `UpdateSequence`, `SessionHelpers`) must be written here or derived on restore;
 /// `SnapshotTests` fails when one is added without being handled.
 extension ViewportSession {
     static let snapshotMagic: [UInt8] = Array("VPS".utf8)
-    static let snapshotVersion: UInt8 = 4
+    static let snapshotVersion: UInt8 = 5
+    /// The first version with checkpoints in edit histories.
+    static let checkpointSnapshotVersion: UInt8 = 4
     /// The oldest version this build reads.
     static let oldestSnapshotVersion: UInt8 = 3
 
@@ -34,9 +39,12 @@ extension ViewportSession {
     public func snapshot() -> [UInt8] {
         var w = BinaryWriter(capacity: 512 + 24 * liveViews)
         w.raw(Self.snapshotMagic)
-        // Version 3 unless a history has a checkpoint: what builds before checkpoints wrote, so
-        // that they still read the sessions of a rolling update that did not edit much.
-        let version = layout.hasEditCheckpoint || lastPlan.previousLayout?.hasEditCheckpoint == true ? Self.snapshotVersion : Self.oldestSnapshotVersion
+        // The oldest version that holds the session: builds before checkpoints and look-ahead
+        // still read the sessions of a rolling update that did not use them.
+        let version: UInt8 =
+            lookAhead != .standard || rtt != nil ? Self.snapshotVersion
+            : layout.hasEditCheckpoint || lastPlan.previousLayout?.hasEditCheckpoint == true ? Self.checkpointSnapshotVersion
+            : Self.oldestSnapshotVersion
         w.byte(version)
         w.string(layout.digest)
         layout.writeEditHistory(&w, snapshotVersion: version)
@@ -80,6 +88,10 @@ extension ViewportSession {
         w.byte(Self.code(loop?.axis))
         w.bool(maxViews != nil)
         if let maxViews { w.count(maxViews) }
+        if version >= 5 {
+            w.bool(lookAhead.max != nil)
+            if let max = lookAhead.max { w.double(max) }
+        }
 
         // Position and counters.
         w.point(offset)
@@ -88,6 +100,12 @@ extension ViewportSession {
         w.byte(UInt8(motion.y + 1))
         w.bool(time != nil)
         if let time { w.double(time) }
+        if version >= 5 {
+            w.bool(rtt != nil)
+            if let rtt { w.double(rtt) }
+            w.double(motion.lookAheadX)
+            w.double(motion.lookAheadY)
+        }
         w.varint(seq)
         w.count(edits)
         w.count(handles.next)
@@ -229,11 +247,11 @@ extension ViewportSession {
                 guard let found = layouts(id) else { throw .invalid("the snapshot's previous layout \(id) is not available") }
                 previous = try found.restoring(Layout.readEditHistory(&r, snapshotVersion: version))
             }
-            return try ViewportSession(reading: &r, layout: layout, previous: previous)
+            return try ViewportSession(reading: &r, version: version, layout: layout, previous: previous)
         }
     }
 
-    private init(reading r: inout BinaryReader, layout: Layout, previous: Layout?) throws(BinaryFormatError) {
+    private init(reading r: inout BinaryReader, version: UInt8, layout: Layout, previous: Layout?) throws(BinaryFormatError) {
         let items = SnapshotItems(layout: layout)
         self.layout = layout
         let buffer = Buffer(ahead: try r.double(), behind: try r.double())
@@ -256,14 +274,25 @@ extension ViewportSession {
         let loop = try Self.axis(r.byte()).map { axis in
             LoopSpace(axis: axis, period: axis.component(of: layout.contentSize), summary: layout.axisSummary(axis))
         }
-        options = SessionOptions.make(insets: insets, paging: paging, loop: loop, maxViews: try r.bool() ? try r.count() : nil)
+        let maxViews: Int? = try r.bool() ? try r.count() : nil
+        var lookAhead = LookAhead.standard
+        if version >= 5, try r.bool() { lookAhead.max = try r.double() }
+        options = SessionOptions.make(insets: insets, paging: paging, loop: loop, maxViews: maxViews, lookAhead: lookAhead)
         let helpersAreOn = prefetchSeconds != nil || lazyLoad || rule != nil || !links.isEmpty || loop != nil
 
         let offset = try r.point()
         let viewport = try r.size()
         let (mx, my) = (Int(try r.byte()) - 1, Int(try r.byte()) - 1)
         guard (-1...1).contains(mx), (-1...1).contains(my) else { throw .invalid("motion") }
-        scroll = ScrollState(offset: offset, viewport: viewport, buffer: buffer, motion: Motion(x: mx, y: my), time: try r.bool() ? try r.double() : nil)
+        let time: Double? = try r.bool() ? try r.double() : nil
+        var motion = Motion(x: mx, y: my)
+        var rtt: Double?
+        if version >= 5 {
+            rtt = try r.bool() ? try r.double() : nil
+            (motion.lookAheadX, motion.lookAheadY) = (try r.double(), try r.double())
+            guard motion.lookAheadX >= 0, motion.lookAheadY >= 0 else { throw .invalid("look-ahead") }
+        }
+        scroll = ScrollState(offset: offset, viewport: viewport, buffer: buffer, motion: motion, time: time, rtt: rtt)
         let seq: UInt64 = try r.varint()
         edits = try r.count()
         handles = ViewHandles(next: try r.count())

@@ -97,14 +97,16 @@ public struct ViewportSession: Sendable {
     public init(layout: Layout, configuration: SessionConfiguration) throws(SessionError) {
         try configuration.validate()
         self.layout = layout
-        self.scroll = ScrollState(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer, time: configuration.time)
+        self.scroll = ScrollState(offset: configuration.offset, viewport: configuration.viewport, buffer: configuration.buffer, time: configuration.time,
+            rtt: configuration.rtt)
         self.pools = ReusePools(caps: configuration.pool)
         self.sequence = UpdateSequence(lastPlan: Plan(seq: 0, offset: configuration.offset))
         let helpers = SessionHelpers(configuration: configuration)
         self.helpersBox = helpers.isOff ? nil : SessionHelpers.Box(helpers)
         self.options = SessionOptions.make(
             insets: configuration.insets, paging: configuration.paging,
-            loop: try Self.makeLoop(layout: layout, configuration: configuration), maxViews: configuration.maxViews)
+            loop: try Self.makeLoop(layout: layout, configuration: configuration), maxViews: configuration.maxViews,
+            lookAhead: configuration.lookAhead)
         if let loop { try Self.checkLoop(loop, viewport: viewport, buffer: buffer.still, paging: paging, field: "loop") }
         if let target = configuration.scrollTo {
             // The opening plan starts where `scrollTo` puts the item, scrolling from `offset`.
@@ -153,14 +155,17 @@ public struct ViewportSession: Sendable {
         let newViewport = update.size ?? viewport
         let newOffset: Point
         if case .offset(let point) = update.destination, update.size == nil, update.velocity == nil,
-            update.select == nil, update.time == nil, loop == nil, point.isFinite
+            update.select == nil, update.time == nil, update.rtt == nil, loop == nil, point.isFinite
         {
             newOffset = point  // the common case: nothing more to check
         } else {
             newOffset = try validate(update, viewport: newViewport)
         }
         if let retry = try sequence.check(update.seq) { return retry }
-        let newMotion = Motion(velocity: update.velocity, from: offset, to: newOffset)
+        var newMotion = Motion(velocity: update.velocity, from: offset, to: newOffset)
+        if let velocity = update.velocity, let rtt = update.rtt ?? scroll.rtt {
+            newMotion = lookingAhead(newMotion, velocity: velocity, rtt: rtt, viewport: newViewport, phase: update.phase)
+        }
         let newRegion = scroll.region(at: newOffset, viewport: newViewport, motion: newMotion)
         let previous = (offset: offset, viewport: viewport)
         let newPin = layout.stickyItems.isEmpty || loop != nil ? nil : pinnedHeader(at: newOffset)
@@ -261,6 +266,7 @@ public struct ViewportSession: Sendable {
         scroll.move(to: newOffset, viewport: newViewport, motion: newMotion)
         if let select = update.select { helpers.selected = select.item }
         if let t = update.time { scroll.time = t }
+        if let rtt = update.rtt { scroll.rtt = rtt }
     }
 
     /// Refuses a state with more materialized items than `maxViews` (a 100-byte generated layout
@@ -290,6 +296,7 @@ public struct ViewportSession: Sendable {
         if let velocity = update.velocity, !velocity.isFinite {
             throw .invalid(field: "velocity", reason: "must be finite")
         }
+        if let rtt = update.rtt { try LookAhead.validate(rtt: rtt, field: "rtt") }
         if case .item(let item) = update.select, !layout.rects.indices.contains(item) {
             throw .invalid(field: "select", reason: "item \(item) is not in the layout")
         }

@@ -20,24 +20,27 @@ public struct ViewportUpdate: Hashable, Sendable {
     public var select: Selection?
     /// `time`: the client's clock in seconds (not lower than the session's last); nil for none.
     public var time: Double?
+    /// `rtt`: the client's round trip in seconds (0 … `LookAhead.maxRTT`); the session keeps the
+    /// last one it was sent. nil keeps it.
+    public var rtt: Double?
 
     public init(
         offset: Point, size: Size? = nil, velocity: Point? = nil, phase: ScrollPhase = .idle, seq: UInt64? = nil,
-        select: Selection? = nil, time: Double? = nil
+        select: Selection? = nil, time: Double? = nil, rtt: Double? = nil
     ) {
-        self.init(destination: .offset(offset), size: size, velocity: velocity, phase: phase, seq: seq, select: select, time: time)
+        self.init(destination: .offset(offset), size: size, velocity: velocity, phase: phase, seq: seq, select: select, time: time, rtt: rtt)
     }
 
     public init(
         scrollTo target: ScrollTarget, size: Size? = nil, velocity: Point? = nil, phase: ScrollPhase = .idle,
-        seq: UInt64? = nil, select: Selection? = nil, time: Double? = nil
+        seq: UInt64? = nil, select: Selection? = nil, time: Double? = nil, rtt: Double? = nil
     ) {
-        self.init(destination: .scrollTo(target), size: size, velocity: velocity, phase: phase, seq: seq, select: select, time: time)
+        self.init(destination: .scrollTo(target), size: size, velocity: velocity, phase: phase, seq: seq, select: select, time: time, rtt: rtt)
     }
 
     public init(
         destination: Destination, size: Size? = nil, velocity: Point? = nil, phase: ScrollPhase = .idle,
-        seq: UInt64? = nil, select: Selection? = nil, time: Double? = nil
+        seq: UInt64? = nil, select: Selection? = nil, time: Double? = nil, rtt: Double? = nil
     ) {
         self.destination = destination
         self.size = size
@@ -46,6 +49,7 @@ public struct ViewportUpdate: Hashable, Sendable {
         self.seq = seq
         self.select = select
         self.time = time
+        self.rtt = rtt
     }
 
     /// The offset, when the update carries one rather than `scrollTo`.

@@ -25,6 +25,8 @@ struct SessionRequest: Sendable {
                 case "scrollTo": scrollTo = try ScrollToRequest.decode(&r)
                 case "buffer": configuration.buffer = try decodeBuffer(&r)
                 case "time": configuration.time = try r.readDouble()
+                case "rtt": configuration.rtt = try r.readDouble()
+                case "lookAhead": configuration.lookAhead = try decodeLookAhead(&r)
                 case "insets": configuration.insets = try r.readInsets()
                 case "pool": configuration.pool = try decodePool(&r)
                 case "paging": configuration.paging = try decodePaging(&r)
@@ -71,6 +73,20 @@ struct SessionRequest: Sendable {
         guard let ahead else { throw JSONReader.missingField("buffer.ahead") }
         guard let behind else { throw JSONReader.missingField("buffer.behind") }
         return Buffer(ahead: ahead, behind: behind)
+    }
+
+    /// `lookAhead`: a number `n` (`{max: n}`) or `{"max"?}` (`null` or absent: the default cap).
+    private static func decodeLookAhead(_ r: inout JSONReader) throws -> LookAhead {
+        if r.peekKind() == .number { return LookAhead(max: try r.readDouble()) }
+        guard r.peekKind() == .object else { throw r.typeMismatch(expected: "a number or a {\"max\"} object") }
+        var lookAhead = LookAhead.standard
+        try r.readObject { r, key in
+            switch key {
+            case "max": lookAhead.max = r.readNullIfPresent() ? nil : try r.readDouble()
+            default: throw r.unknownField(key, in: "lookAhead")
+            }
+        }
+        return lookAhead
     }
 
     /// `exposure`: `true`/`false`, or `{"threshold"?, "minTime"?}` (on; `true` is `{"threshold": 0}`).

@@ -27,6 +27,7 @@ struct UpdateRequest: Sendable {
     var seq: UInt64?
     var select: SelectRequest?
     var time: Double?
+    var rtt: Double?
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UpdateRequest {
         if let offset = Self.offsetOnly(bytes) { return UpdateRequest(destination: .offset(offset)) }
@@ -50,6 +51,7 @@ struct UpdateRequest: Sendable {
             case "seq": request.seq = try r.readSeq()
             case "select": request.select = r.readNullIfPresent() ? .clear : .id(try r.readString())
             case "time": request.time = try r.readDouble()
+            case "rtt": request.rtt = try r.readDouble()
             default: throw r.unknownField(key, in: "viewport update")
             }
         }
@@ -105,6 +107,6 @@ struct UpdateRequest: Sendable {
             guard let item = layout.item(withID: id) else { throw .invalid("select: \"\(id)\" is not an item of the layout") }
             selection = .item(item)
         }
-        return ViewportUpdate(destination: destination, size: size, velocity: velocity, phase: phase, seq: seq, select: selection, time: time)
+        return ViewportUpdate(destination: destination, size: size, velocity: velocity, phase: phase, seq: seq, select: selection, time: time, rtt: rtt)
     }
 }
