@@ -14,13 +14,14 @@ For each page and RTT, the page's scroll container is driven at a constant speed
 container moved (what the frame paints), a sampler takes the share of the viewport's height that
 no shown item element ([data-item-id]) covers: FlashList's blank area. A cell is its mean over
 the frames. Jumps: from rest, scrollTop jumps far; "screen full after" is the time from the frame
-that jumped to the first frame with no blank (gaps under 1 px are rounding), the median over the jumps. The
-sampler also records the materialized reach: the extent of the shown items (the day headers of
-/demo aside) in viewport heights, the largest over every frame (the bound is 2.5).
+that jumped to the first frame with no blank (gaps under 1 px are rounding), the median over the
+jumps. The sampler also records the materialized reach: the extent of the shown views' rects (the
+day headers of /demo aside) in viewport heights, the largest over every frame (the bound is 2.5,
+plus the items that straddle the region's two ends).
 
 Usage: scripts/latency-bench.py [--binary PATH ...] [--rtt 0,50,100,150] [--speeds 1500,4000,8000]
                                 [--pages minimal,demo] [--jumps N] [--seconds S] [--quick]
-                                [--client FILE] [--window W,H]
+                                [--client FILE] [--window W,H] [--buffer N]
   --binary twice or more: each binary is measured in turn, its table printed, side by side in
   one sitting. --quick (CI): RTT 100 ms, 4,000 px/s, both pages, 3 jumps; exits 1 when a mean
   blank passes --bound (default 5 %) or the reach passes 2.5 viewports (+ one row).
@@ -62,7 +63,7 @@ const done = arguments[arguments.length - 1];
   const errors = [];
   const client = await openSession({
     layout: {sections: [{id: 'row', reuse: 'row', list: {count: 100000, size: [scroller.clientWidth, 48]}}]},
-    scroller, views, session: {buffer: 250},
+    scroller, views, session: {buffer: arguments[0]},
     onError: (e) => errors.push(String(e)),
   });
   views.contentSize(client.contentSize);
@@ -78,11 +79,18 @@ window.__blank = (s) => {
   const box = s.getBoundingClientRect(), h = s.clientHeight, top = box.top;
   const spans = [];
   let lo = Infinity, hi = -Infinity, shown = 0;
+  // The reach: from the highest bottom to the lowest top of the shown views' rects (the session's
+  // region reaches at least that far: every shown item intersects it; a row or a post short of
+  // its whole extent).
+  for (const v of window.viewportd.client.shownViews()) {
+    if (!v.rect || v.view.dataset.reuse === 'day') continue;
+    lo = Math.min(lo, v.rect[1] + v.rect[3]);
+    hi = Math.max(hi, v.rect[1]);
+  }
   for (const e of s.querySelectorAll('[data-item-id]')) {
     if (e.style.display === 'none') continue;
     const b = e.getBoundingClientRect();
     shown += 1;
-    if (e.dataset.reuse !== 'day') { lo = Math.min(lo, b.top); hi = Math.max(hi, b.bottom); }
     const a = Math.max(b.top - top, 0), z = Math.min(b.bottom - top, h);
     if (z > a) spans.push([a, z]);
   }
@@ -103,17 +111,20 @@ window.__blank = (s) => {
 MOTION_JS = """
 const [id, start, speed, seconds] = arguments, done = arguments[arguments.length - 1];
 const s = document.getElementById(id), h = s.clientHeight;
-let t0 = null, frames = 0, sum = 0, worst = 0, reach = 0, blankFrames = 0, shown = 0;
+const c = window.viewportd.client;
+let t0 = null, frames = 0, sum = 0, worst = 0, reach = 0, blankFrames = 0, shown = 0, lag = 0;
 const frame = (ts) => {
   if (t0 === null) t0 = ts;
   const t = (ts - t0) / 1000;
   s.scrollTop = start + speed * t;
   const [blank, r, n] = window.__blank(s);
+  // How far behind the container the last plan applied is, in ms of motion.
+  lag += (s.scrollTop - c.offset[1]) / speed * 1000;
   frames += 1; sum += blank / h; worst = Math.max(worst, blank / h); reach = Math.max(reach, r);
   shown = Math.max(shown, n);
   if (blank >= 1) blankFrames += 1;
   if (t < seconds) requestAnimationFrame(frame);
-  else done({frames, mean: sum / frames, worst, reach, blankFrames, shown, fps: (frames - 1) / t, end: s.scrollTop});
+  else done({frames, mean: sum / frames, worst, reach, blankFrames, shown, fps: (frames - 1) / t, end: s.scrollTop, lag: lag / frames});
 };
 requestAnimationFrame(frame);
 """
@@ -156,12 +167,12 @@ class Bench:
         base = f"http://127.0.0.1:{self.proxy.port}"
         if page == "minimal":
             self.driver.get(base + "/healthz")
-            result = self.js_async(MINIMAL_JS)
+            result = self.js_async(MINIMAL_JS, self.args.buffer)
             if result is not True:
                 raise RuntimeError(f"the minimal page did not open: {result}")
             self.scroller = "list"
         else:
-            self.driver.get(base + "/demo")
+            self.driver.get(base + "/demo" + ("" if self.args.buffer == 250 else f"?buffer={self.args.buffer}"))
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 if self.js("return !!(window.viewportd && (window.viewportd.ready || window.viewportd.errors.length))"):
@@ -236,7 +247,7 @@ def measure_binary(binary, client, args, rng_seed):
                 errors = bench.js("return window.viewportd.errors")
                 transport = bench.js("return window.viewportd.client.transport")
                 rows.append((page, rtt, cells, jumps, errors, transport))
-                line = "  ".join(f"{s}: {pct(m['mean'])} (worst {pct(m['worst'])}, reach {m['reach']:.2f}, {m['fps']:.0f} fps)"
+                line = "  ".join(f"{s}: {pct(m['mean'])} (worst {pct(m['worst'])}, lag {m['lag']:.0f} ms, reach {m['reach']:.2f}, {m['fps']:.0f} fps)"
                                  for s, m in cells.items())
                 log(f"{os.path.basename(binary)}{'+' + os.path.basename(client) if client else ''} {page} RTT {rtt} ms [{transport}]: {line}; jumps "
                     f"{[None if j['ms'] is None else round(j['ms']) for j in jumps]}{'; errors ' + str(errors[:2]) if errors else ''}")
@@ -249,8 +260,9 @@ def measure_binary(binary, client, args, rng_seed):
 
 def table(label, rows, speeds):
     out = [f"{label}", "",
-           "| page | RTT | " + " | ".join(f"{s:,} px/s" for s in speeds) + " | jump: screen full after (median) | reach (viewports) |",
-           "|---|---|" + "---|" * len(speeds) + "---|---|"]
+           "| page | RTT | " + " | ".join(f"{s:,} px/s" for s in speeds) + " | jump: screen full after (median) | reach (viewports) "
+           "| lag, ms (each speed) |",
+           "|---|---|" + "---|" * len(speeds) + "---|---|---|"]
     for page, rtt, cells, jumps, errors, transport in rows:
         done = [j["ms"] for j in jumps if j["ms"] is not None]
         if jumps:
@@ -260,7 +272,8 @@ def table(label, rows, speeds):
         else:
             jump = "-"
         reach = max([m["reach"] for m in cells.values()] + [j["reach"] for j in jumps])
-        out.append(f"| {page} | {rtt} ms | " + " | ".join(pct(cells[s]["mean"]) for s in speeds) + f" | {jump} | {reach:.2f} |")
+        lags = " / ".join(f"{cells[s]['lag']:.0f}" for s in speeds)
+        out.append(f"| {page} | {rtt} ms | " + " | ".join(pct(cells[s]["mean"]) for s in speeds) + f" | {jump} | {reach:.2f} | {lags} |")
     return "\n".join(out)
 
 
@@ -276,6 +289,7 @@ def main():
     parser.add_argument("--client", action="append",
                         help="serve this file as /client/viewportd.js (through the proxy); repeated, the n-th goes with "
                              "the n-th --binary ('-': the binary's own)")
+    parser.add_argument("--buffer", type=float, default=250, help="the pages' buffer, points on each side (default 250)")
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="CI: RTT 100 ms, 4,000 px/s, both pages, 3 jumps, bounds")
     parser.add_argument("--bound", type=float, default=5.0, help="--quick: the largest mean blank, in percent")
@@ -297,7 +311,7 @@ def main():
     for binary, client in zip(binaries, clients):
         label = binary + (f" serving {client}" if client else "")
         results.append((label, measure_binary(binary, client, args, args.seed)))
-    print(f"Mean blank area over {args.seconds:g} s of constant-speed scrolling, window {args.window}, "
+    print(f"Mean blank area over {args.seconds:g} s of constant-speed scrolling, buffer {args.buffer:g}, window {args.window}, "
           f"{os.cpu_count()} cores, {time.monotonic() - started:.0f} s in all.\n")
     for binary, rows in results:
         print(table(binary, rows, args.speeds) + "\n")

@@ -60,13 +60,20 @@ const GESTURE = new Set(["drag-begin", "dragging", "decelerating"]);
 /// round trip of up to half a second at 60 frames a second).
 const MAX_IN_FLIGHT = 64;
 /// The round-trip estimate (sent as `rtt`): an average of answer times and of their deviation
-/// from it (TCP's SRTT and RTTVAR, RFC 6298); what goes out is their sum, at most RTT_MAX_S.
+/// from it (TCP's SRTT and RTTVAR, RFC 6298); what goes out is their sum (the deviation at least
+/// a frame), at most RTT_MAX_S.
 const RTT_GAIN = 0.125;
 const RTT_DEVIATION_GAIN = 0.25;
 const RTT_MAX_S = 5;
+const FRAME_MS = 1000 / 60;
 const SOCKET_OPEN_TIMEOUT_MS = 3000;
 const SOCKET_RETRY_MS = 2000;
 const IDLE_AFTER_MS = 120;
+/// After a scrollend event, the scroll is at rest unless another scroll event comes within this
+/// long: Chromium ends every scroll set by script (a scrollbar dragged, an animation) at once,
+/// and a scroll that goes on frame after frame is one motion, with a velocity (the look-ahead
+/// needs it), not a rest every frame.
+const SCROLLEND_REST_MS = 50;
 /// A 503 or a refused request is tried again for this long (an instance's lease runs out in
 /// store.leaseTimeout, 2 s by default), waiting Retry-After (at most RETRY_MAX_MS) between tries.
 const UNAVAILABLE_GIVE_UP_MS = 30000;
@@ -515,6 +522,7 @@ export class ViewportClient {
     }
 
     async _sendAlone(message) {
+        this._refresh(message);
         this._sending = message;
         this._serialNext = false;
         this._lastSerialKind = message.kind;
@@ -532,6 +540,7 @@ export class ViewportClient {
 
     /// One message on the socket, not waiting for its answer: its seq follows the last one sent.
     _sendPipelined(message) {
+        this._refresh(message);
         const seq = (this._flight.length > 0 ? this._flight[this._flight.length - 1].seq : this.seq) + 1;
         const entry = { message, seq, started: now(), result: null };
         this._flight.push(entry);
@@ -571,6 +580,15 @@ export class ViewportClient {
         this._next();
     }
 
+    /// A dragging update about to go out takes the followed container's offset now: a scroll set
+    /// by script in this frame (before this animation-frame callback) has its scroll event only
+    /// in the next, and the offset it will paint is the one to plan for.
+    _refresh(message) {
+        if (message.kind !== "update" || message.body.phase !== "dragging" || !message.body.offset) return;
+        if (!this._scroller || !this._scrollTracker?.scrolling()) return;
+        message.body.offset = this._containerOffset();
+    }
+
     /// After an answer: sends what is queued, or, once nothing is queued or in flight, settles.
     _next() {
         if (this._closed) { this._drop(); return; }
@@ -587,7 +605,8 @@ export class ViewportClient {
         const body = { ...message.body, seq };
         if (message.kind === "update" && this._rttField && this._srtt !== null) {
             // By POST a plan lasts until the next one lands: two round trips.
-            const ms = (this._srtt + this._rttDeviation) * (this._socket === null ? 2 : 1);
+            // At least a frame of margin: a plan is drawn at a frame, and offsets change at frames.
+            const ms = (this._srtt + Math.max(this._rttDeviation, FRAME_MS)) * (this._socket === null ? 2 : 1);
             body.rtt = Math.round(Math.min(RTT_MAX_S * 1000, ms)) / 1000;
         }
         return body;
@@ -1344,16 +1363,19 @@ export class ViewportClient {
             this._scrollTarget = null;
             this._exactScroll = null;
             let phase = "dragging";
+            let moved = false;
             if (last === null) {
                 phase = "drag-begin";
             } else {
                 const dt = (t - last.t) / 1000;
                 if (dt > 0) {
                     const v = [(offset[0] - last.offset[0]) / dt, (offset[1] - last.offset[1]) / dt];
-                    velocity = [velocity[0] * 0.5 + v[0] * 0.5, velocity[1] * 0.5 + v[1] * 0.5];
+                    // The first step of a motion is its velocity; then an average with the last.
+                    velocity = last.moved ? [velocity[0] * 0.5 + v[0] * 0.5, velocity[1] * 0.5 + v[1] * 0.5] : v;
                 }
+                moved = true;
             }
-            last = { t, offset };
+            last = { t, offset, moved };
             this.scroll(offset, phase === "drag-begin" ? { phase } : { phase, velocity: velocity.map((x) => Math.round(x)) });
             clearTimeout(idleTimer);
             idleTimer = setTimeout(rest, IDLE_AFTER_MS);
@@ -1372,7 +1394,11 @@ export class ViewportClient {
             scrolling() { return last !== null; },
         };
         element.addEventListener("scroll", onScroll, { passive: true });
-        element.addEventListener("scrollend", rest);
+        const ended = () => {
+            clearTimeout(idleTimer);
+            idleTimer = setTimeout(rest, SCROLLEND_REST_MS);
+        };
+        element.addEventListener("scrollend", ended);
         let resizeObserver = null;
         if (typeof ResizeObserver === "function") {
             resizeObserver = new ResizeObserver(() => {
@@ -1385,7 +1411,7 @@ export class ViewportClient {
         }
         const unbind = () => {
             element.removeEventListener("scroll", onScroll);
-            element.removeEventListener("scrollend", rest);
+            element.removeEventListener("scrollend", ended);
             resizeObserver?.disconnect();
             clearTimeout(idleTimer);
             if (this._scroller === element) { this._scroller = null; this._scrollTracker = null; }
