@@ -23,10 +23,10 @@ Usage: scripts/latency-bench.py [--binary PATH ...] [--rtt 0,50,100,150] [--spee
                                 [--pages minimal,demo] [--jumps N] [--seconds S] [--quick]
                                 [--client FILE] [--window W,H] [--buffer N]
   --binary twice or more: each binary is measured in turn, its table printed, side by side in
-  one sitting. --quick (CI): RTT 50 ms, 4,000 px/s, both pages, 3 jumps; exits 1 when a mean
-  blank passes --bound (default 10 %: the client before pipelining and look-ahead left 20-80 %,
-  the client now well under 1 % on an idle machine, a few % at 20 frames a second), the reach
-  passes 2.5 viewports, a jump stays blank for 5 s, or the page reports an error.
+  one sitting. --quick (CI): RTT 100 ms, 4,000 px/s, both pages, 3 jumps; exits 1 when a mean
+  blank passes --bound (default 45 %: a client without pipelining and look-ahead leaves 60-90 %
+  there, this one 1-5 % on a quiet machine and up to ~30 % on a 2-core machine at load 17), the
+  reach passes 2.5 viewports, a jump stays blank for 5 s, or the page reports an error.
   --client FILE: the proxy answers GET /client/viewportd.js with FILE (a client being edited,
   without rebuilding the binary); repeated, the n-th goes with the n-th --binary ('-': none).
 Needs: chromium, chromium-driver (apt), selenium (pip): scripts/install-deps.sh --browser.
@@ -293,11 +293,11 @@ def main():
                              "the n-th --binary ('-': the binary's own)")
     parser.add_argument("--buffer", type=float, default=250, help="the pages' buffer, points on each side (default 250)")
     parser.add_argument("--seed", type=int, default=30)
-    parser.add_argument("--quick", action="store_true", help="CI: RTT 50 ms, 4,000 px/s, both pages, 3 jumps, bounds")
-    parser.add_argument("--bound", type=float, default=10.0, help="--quick: the largest mean blank, in percent")
+    parser.add_argument("--quick", action="store_true", help="CI: RTT 100 ms, 4,000 px/s, both pages, 3 jumps, bounds")
+    parser.add_argument("--bound", type=float, default=45.0, help="--quick: the largest mean blank, in percent")
     args = parser.parse_args()
     if args.quick:
-        args.rtt, args.speeds, args.jumps = "50", "4000", 3
+        args.rtt, args.speeds, args.jumps = "100", "4000", 3
     args.rtt = [int(x) for x in args.rtt.split(",")]
     args.speeds = [int(x) for x in args.speeds.split(",")]
     args.pages = args.pages.split(",")
