@@ -24,6 +24,12 @@ And while measurements are answered (the page's _applyPlan is wrapped): the firs
 keeps its screen position through every measurement batch, and when every item a batch measured
 lay above the viewport, every post on screen keeps its position (within 1 px).
 
+Over a delay proxy (DelayProxy, 80 ms round trip; scripts/latency-bench.py uses it too), /demo
+is swept at a constant speed down and up, on the socket and by POST: several messages are in
+flight on the socket, plans are applied in seq order one after the other, the DOM is the
+session's after settling (the checks above), no view handle is created twice, and updates carry
+`rtt` exactly when the server takes it.
+
 It saves a screenshot (default docs/demo.png) and exits 1 on any failure.
 
 --scenario cluster runs the recovery test (--scenario all, the default, runs both): it starts a
@@ -43,6 +49,7 @@ Needs: chromium, chromium-driver (apt), selenium (pip); scripts/install-deps.sh 
 the cluster scenario also redis-server and nginx (scripts/install-deps.sh --load).
 """
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -53,6 +60,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -165,6 +173,98 @@ class Running(Server):
 
     def stop(self):
         return 0
+
+
+class DelayProxy:
+    """A TCP proxy on loopback that holds every chunk `rtt`/2 seconds in each direction, in order.
+    Runs its own asyncio loop in a thread; `rtt` may change between pages."""
+
+    def __init__(self, upstream_port, client_file=None):
+        self.upstream_port = upstream_port
+        self.client_file = client_file
+        self.rtt = 0.0
+        self.port = free_port()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        if not self.ready.wait(10):
+            raise RuntimeError("the delay proxy did not start")
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def _run(self):
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(asyncio.start_server(self._accept, "127.0.0.1", self.port))
+        self.ready.set()
+        self.loop.run_forever()
+
+    def stop(self):
+        async def shutdown():
+            # Connections cut short here are not errors.
+            self.loop.set_exception_handler(lambda loop, context: None)
+            self.server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        try:
+            asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+
+    async def _accept(self, reader, writer):
+        try:
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            writer.close()
+            return
+        for w in (writer, up_writer):
+            sock = w.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        await asyncio.gather(self._pipe(reader, up_writer, writer), self._pipe(up_reader, writer, None),
+                             return_exceptions=True)
+        for w in (writer, up_writer):
+            w.close()
+
+    async def _pipe(self, reader, writer, reply_to):
+        """Reads chunks from `reader` and writes each to `writer` rtt/2 after it was read."""
+        queue = asyncio.Queue()
+
+        async def deliver():
+            while True:
+                at, data = await queue.get()
+                if data is None:
+                    break
+                wait = at - self.loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()
+
+        delivering = asyncio.ensure_future(deliver())
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                if reply_to is not None and self.client_file and data.startswith(b"GET /client/viewportd.js"):
+                    # The module under edit, answered by the proxy (after the round trip).
+                    with open(self.client_file, "rb") as f:
+                        body = f.read()
+                    await asyncio.sleep(self.rtt)
+                    reply_to.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/javascript\r\nCache-Control: no-store\r\n"
+                                   b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    await reply_to.drain()
+                    reply_to.close()
+                    break
+                queue.put_nowait((self.loop.time() + self.rtt / 2, data))
+        finally:
+            queue.put_nowait((0, None))
+            await delivering
 
 
 NGINX_CONF = """
@@ -633,8 +733,8 @@ class Test:
     def instrument(self):
         self.js(INSTRUMENT_JS)
 
-    def open_demo(self, query=""):
-        self.driver.get(self.server.base + "/demo" + query)
+    def open_demo(self, query="", base=None):
+        self.driver.get((base or self.server.base) + "/demo" + query)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             ready = self.js("return window.viewportd && (window.viewportd.ready || window.viewportd.errors.length > 0)")
@@ -831,6 +931,8 @@ def demo_scenario(test, server, rng, args, driver):
     test.wheel(400, 12, 0.008)
     test.check("http: fling")
 
+    pipeline_checks(test, server)
+
     own_page_checks(test, server, driver)
 
     return (f"most view elements in the DOM: {test.max_elements}; page: created {stats['created']}, reused {stats['reused']} "
@@ -926,6 +1028,100 @@ const done = arguments[arguments.length - 1];
   }
 })().catch((e) => done('error: ' + e));
 """
+
+
+# Records what the client sends and applies (its private methods wrapped, once per client): the
+# seq of every plan applied, the most messages in flight at once, the `rtt` updates carried.
+PIPELINE_JS = """
+const c = window.viewportd.client, record = {seqs: [], most: 0, rtts: [], updates: 0, refused: 0};
+window.viewportd.pipeline = record;
+const apply = c._applyPlan;
+c._applyPlan = function (plan, seq, message) { record.seqs.push(plan.seq); return apply.call(this, plan, seq, message); };
+const pipelined = c._sendPipelined;
+c._sendPipelined = function (message) {
+  pipelined.call(this, message);
+  record.most = Math.max(record.most, this._flight.length);
+};
+const body = c._body;
+c._body = function (message, seq) {
+  const b = body.call(this, message, seq);
+  if (message.kind === 'update') { record.updates += 1; if (b.rtt !== undefined) record.rtts.push(b.rtt); }
+  record.most = Math.max(record.most, this._flight.length + (this._sending ? 1 : 0));
+  return b;
+};
+return true;
+"""
+
+# Scrolls the container at a constant speed, one step a frame, for `seconds`.
+SWEEP_JS = """
+const [speed, seconds] = arguments, done = arguments[arguments.length - 1];
+const s = document.getElementById('viewport'), start = s.scrollTop;
+let t0 = null;
+const frame = (ts) => {
+  t0 ??= ts;
+  const t = (ts - t0) / 1000;
+  s.scrollTop = start + speed * t;
+  if (t < seconds) requestAnimationFrame(frame); else done(s.scrollTop);
+};
+requestAnimationFrame(frame);
+"""
+
+
+def rtt_accepted(server):
+    """Whether the server takes `rtt` on updates (docs/api.md "Round trips")."""
+    layout = {"sections": [{"id": "r", "reuse": "row", "list": {"count": 100, "size": [300, 48]}}]}
+    status, opened = server.post("/v1/sessions", {"layout": layout, "viewport": [300, 600]})
+    if status != 201:
+        raise AssertionError(f"POST /v1/sessions: {status} {opened}")
+    status, _ = server.post(f"/v1/sessions/{opened['session']}/viewport", {"offset": [0, 100], "velocity": [0, 900], "rtt": 0.05})
+    server.delete(f"/v1/sessions/{opened['session']}")
+    return status == 200
+
+
+def pipeline_checks(test, server):
+    """Over a delay proxy (80 ms round trip), /demo scrolled at a constant speed down and up
+    (updates every frame, measurement edits among them; scrolling up measures posts above the
+    screen, whose anchor moves the content under updates already in flight): on the socket,
+    several messages are in flight at once; every plan is applied in seq order, one seq after
+    the other; after settling the DOM is the session's (the usual checks) and no view handle was
+    created twice; updates carry the measured round trip (`rtt`) when the server takes it, and
+    stop carrying it when it does not. By POST (?socket=0), one request at a time."""
+    port = int(server.base.rsplit(":", 1)[1].split("/")[0])
+    proxy = DelayProxy(port)
+    proxy.rtt = 0.08
+    accepted = rtt_accepted(server)
+    try:
+        for query, label in (("", "pipelined"), ("?socket=0", "pipelined, http")):
+            test.open_demo(query, base=proxy.base)
+            test.js(PIPELINE_JS)
+            test.jump(test.max_top() * 0.4)
+            test.check(f"{label}: jump", timeout=30)
+            for speed in (4000, -3000):
+                test.js_async(SWEEP_JS, speed, 1.5)
+                test.check(f"{label}: sweep at {speed:+d} px/s", timeout=30)
+            record = test.js("return window.viewportd.pipeline")
+            transport = test.js("return window.viewportd.client.transport")
+            seqs = record["seqs"]
+            out_of_order = [(a, b) for a, b in zip(seqs, seqs[1:]) if b != a + 1]
+            if not seqs or out_of_order:
+                test.fail(f"{label}: plans applied out of seq order: {out_of_order[:5]} ({len(seqs)} plans)")
+            if transport == "socket" and record["most"] < 3:
+                test.fail(f"{label}: at most {record['most']} messages in flight on the socket over an 80 ms round trip")
+            if transport == "http" and record["most"] > 1:
+                test.fail(f"{label}: {record['most']} requests in flight by POST")
+            rtts = record["rtts"]
+            if accepted and (len(rtts) < record["updates"] // 2 or not all(0.06 <= r <= 0.5 for r in rtts[-5:])):
+                test.fail(f"{label}: the server takes rtt, and {len(rtts)} of {record['updates']} updates carried it, the last {rtts[-5:]}")
+            if not accepted and rtts and test.js("return window.viewportd.client._rttField"):
+                test.fail(f"{label}: the server refuses rtt and the client still sends it")
+            problems, created = handles_problems(test, None)
+            for problem in problems:
+                test.fail(f"{label}: {problem}")
+            log(f"{label} ({transport}, 80 ms round trip): {len(seqs)} plans in seq order, at most {record['most']} in flight, "
+                f"{len(rtts)}/{record['updates']} updates carried rtt (last {rtts[-1] if rtts else None} s; the server "
+                f"{'takes' if accepted else 'refuses'} it), {created} view handles, none twice")
+    finally:
+        proxy.stop()
 
 
 def own_page_checks(test, server, driver):

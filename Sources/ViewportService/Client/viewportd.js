@@ -15,13 +15,26 @@
 //   load     -> load(view or null, {id, view}); enter(entries), leave(ids), prefetch(ids),
 //               cancelPrefetch(ids), contentSize(size) (after a stack edit): all optional
 //
-// Entries passed to callbacks: {id, view (the handle), reuse, rect, rebind?, selected?, pinned?}.
+// Entries passed to callbacks: {id, view (the handle), reuse, rect, rebind?, selected?, pinned?,
+// hold?}.
 //
 // recycle and discard are applied before reuse and create (a view recycled in a plan may be
-// reused by the same plan). At most one message is in flight, and at most one is sent per
-// animation frame: offsets given while one is in flight are coalesced into the next.
+// reused by the same plan). Round trips (docs/guides/round-trips.md): on the socket, what was
+// queued goes out once per animation frame without waiting for the answers before it (up to
+// MAX_IN_FLIGHT messages in flight, `seq` orders them, the socket answers in order), so a plan
+// is one round trip old when it lands, and measurement edits never hold scroll updates back.
+// Updates carry `rtt`, the measured round trip (an average of answer times), once the server
+// takes it: the session then materializes ahead by what the viewport covers in that time. By
+// POST (no socket), one request is in flight (HTTP/1.1 has no pipelining in fetch, and
+// concurrent requests on several connections would reach the server out of seq order): the
+// next goes as soon as the answer lands, updates and edits take turns, and `rtt` is twice the
+// round trip (a plan must last until the next one lands). Offsets given meanwhile are coalesced
+// into the next update.
 //
-// Measuring (`measure`, docs/api.md "Stacks and edits"): a ResizeObserver watches the shown views of stack items;
+// Measuring (`measure`, docs/api.md "Stacks and edits"): the views a plan brings are measured in
+// the task that applied it, and one shorter than its rect (an estimate) holds the rect's height
+// (`entry.hold`: domViews gives it that min-height) until a plan gives it its size, so a jump fills
+// the screen in one round trip; a ResizeObserver watches the shown views of stack items after that;
 // sizes that differ from the rect go out as {"patch": {"resize": [...], "anchor": "visible"}} on
 // the socket (PATCH /v1/sessions/{id}/layout without one), merged per item and at most one
 // message per frame. The answer's `move` entries put the views in place, its `contentSize`
@@ -43,9 +56,24 @@ const PHASES = new Set(["drag-begin", "dragging", "drag-end", "decelerating", "i
 const MERGEABLE = new Set(["dragging", "decelerating", "idle"]);
 /// Phases of a gesture under way, which a queued idle that ends it replaces.
 const GESTURE = new Set(["drag-begin", "dragging", "decelerating"]);
+/// Messages in flight at once on the socket (a frame's update and edits each frame, over a
+/// round trip of up to half a second at 60 frames a second).
+const MAX_IN_FLIGHT = 64;
+/// The round-trip estimate (sent as `rtt`): an average of answer times and of their deviation
+/// from it (TCP's SRTT and RTTVAR, RFC 6298); what goes out is their sum (the deviation at least
+/// a frame), at most RTT_MAX_S.
+const RTT_GAIN = 0.125;
+const RTT_DEVIATION_GAIN = 0.25;
+const RTT_MAX_S = 5;
+const FRAME_MS = 1000 / 60;
 const SOCKET_OPEN_TIMEOUT_MS = 3000;
 const SOCKET_RETRY_MS = 2000;
 const IDLE_AFTER_MS = 120;
+/// After a scrollend event, the scroll is at rest unless another scroll event comes within this
+/// long: Chromium ends every scroll set by script (a scrollbar dragged, an animation) at once,
+/// and a scroll that goes on frame after frame is one motion, with a velocity (the look-ahead
+/// needs it), not a rest every frame.
+const SCROLLEND_REST_MS = 50;
 /// A 503 or a refused request is tried again for this long (an instance's lease runs out in
 /// store.leaseTimeout, 2 s by default), waiting Retry-After (at most RETRY_MAX_MS) between tries.
 const UNAVAILABLE_GIVE_UP_MS = 30000;
@@ -177,6 +205,8 @@ class HTTP {
 ///   base       viewportd's URL (default: where this module was served from)
 ///   token      auth.token, sent as "Authorization: Bearer" and as the socket subprotocol
 ///   socket     false to use POST only (default true)
+///   rtt        false never to send the measured round trip on updates (default: sent while the
+///              server takes it; docs/guides/round-trips.md)
 ///   measure    true, or a function(id, reuse) -> bool: measure shown views (of stack items) and
 ///              send their sizes; `element(view)` finds a view's element when views are not
 ///              elements
@@ -284,7 +314,24 @@ export class ViewportClient {
         /** reuse identifier -> handles in the pool, oldest first. */
         this._pools = new Map();
         this._queue = [];
-        this._inFlight = null;
+        /** Messages sent on the socket and not yet answered, oldest first: {message, seq,
+         *  started, result}. */
+        this._flight = [];
+        /** The message sent one at a time (by POST, a scrollTo, after a failure), or null. */
+        this._sending = null;
+        /** A pipelined message failed: those behind it are answered 409 (their seq does not
+         *  follow) and go again, after it, once the pipeline is empty. */
+        this._broken = false;
+        this._failed = [];
+        /** The next message goes one at a time (it failed in the pipeline: _send recovers). */
+        this._serialNext = false;
+        /** The last kind sent one at a time: updates and edits take turns by POST. */
+        this._lastSerialKind = null;
+        /** Round-trip estimate in ms (null until an answer), its mean deviation, and whether
+         *  updates carry it as `rtt` (until the server refuses the field). */
+        this._srtt = null;
+        this._rttDeviation = 0;
+        this._rttField = options.rtt !== false;
         this._pumpScheduled = false;
         this._socket = null;
         this._socketWaiters = [];
@@ -381,6 +428,9 @@ export class ViewportClient {
     /// The base URL requests go to.
     get base() { return this._http.base; }
 
+    /// The message in flight (the oldest one), or null.
+    get _inFlight() { return this._sending ?? this._flight[0]?.message ?? null; }
+
     /// Resolves once nothing is queued or in flight.
     flush() {
         if ((this._queue.length === 0 || this._closed) && !this._inFlight) return Promise.resolve();
@@ -433,30 +483,140 @@ export class ViewportClient {
     }
 
     _schedule() {
-        if (this._pumpScheduled || this._inFlight || this._queue.length === 0 || this._closed) return;
+        if (this._pumpScheduled || this._queue.length === 0 || this._closed) return;
         this._pumpScheduled = true;
         nextFrame(() => { this._pumpScheduled = false; this._pump(); });
     }
 
-    async _pump() {
+    /// Sends what is queued: on the socket, everything, without waiting for answers (in order,
+    /// up to MAX_IN_FLIGHT); otherwise one message at a time. A scrollTo (its plan moves the
+    /// container) and a message after a failure go alone, once the pipeline is empty.
+    _pump() {
         if (this._closed) { this._drop(); return; }
-        if (this._inFlight || this._queue.length === 0) return;
-        const message = this._queue.shift();
-        this._inFlight = message;
+        while (this._queue.length > 0 && !this._sending) {
+            const head = this._queue[0];
+            if (this._socket !== null && !this._broken && !this._serialNext && !head.follow) {
+                if (this._flight.length >= MAX_IN_FLIGHT) return;
+                this._sendPipelined(this._queue.shift());
+                continue;
+            }
+            // Answers still due come first (_landed pumps again).
+            if (this._flight.length > 0) return;
+            this._sendAlone(this._queue.splice(this._nextAlone(), 1)[0]);
+            return;
+        }
+    }
+
+    /// Which queued message goes next when one goes at a time: the first, except that an update
+    /// queued behind an edit goes before it when the last one sent was an edit (edits do not
+    /// hold scrolling back, scrolling does not starve edits). An update's offset is in the
+    /// content as this page has it, which an edit not yet sent has not changed: it may go first.
+    _nextAlone() {
+        if (this._queue[0].kind !== "patch" || this._lastSerialKind !== "patch") return 0;
+        for (let k = 1; k < this._queue.length; k++) {
+            const m = this._queue[k];
+            if (m.follow) return 0;
+            if (m.kind === "update") return k;
+        }
+        return 0;
+    }
+
+    async _sendAlone(message) {
+        this._refresh(message);
+        this._sending = message;
+        this._serialNext = false;
+        this._lastSerialKind = message.kind;
         try {
             await this._send(message);
         } catch (error) {
             this._report(error);
         } finally {
-            this._inFlight = null;
+            this._sending = null;
         }
-        if (this._closed) {
-            this._drop();
-        } else if (this._queue.length > 0) {
-            this._schedule();
-        } else if (!this._reconcile()) {
+        // By POST, the next goes at once: waiting for a frame would add up to one to the round trip.
+        if (!this._closed && this._socket === null && this._queue.length > 0) this._pump();
+        else this._next();
+    }
+
+    /// One message on the socket, not waiting for its answer: its seq follows the last one sent.
+    _sendPipelined(message) {
+        this._refresh(message);
+        const seq = (this._flight.length > 0 ? this._flight[this._flight.length - 1].seq : this.seq) + 1;
+        const entry = { message, seq, started: now(), result: null };
+        this._flight.push(entry);
+        this.stats.messages += 1;
+        const body = this._body(message, seq);
+        this._socketExchange(message.kind === "patch" ? { patch: body } : body).then(
+            (answer) => { entry.result = { answer, ms: now() - entry.started }; },
+            (error) => { entry.result = { error }; },
+        ).then(() => this._landed());
+    }
+
+    /// Applies the answers at the head of the pipeline, in seq order. After one that is not its
+    /// plan (a problem, a lost socket), those behind it go again, one at a time first: _send
+    /// tries again, recovers after a 409, or reports.
+    _landed() {
+        while (this._flight.length > 0 && this._flight[0].result !== null) {
+            const { message, seq, result } = this._flight.shift();
+            const answer = result.answer;
+            if (!this._broken && !this._closed && answer && !isProblem(answer) && answer.seq === seq) {
+                this._timed(result.ms);
+                this._applyPlan(answer, seq, message);
+                if (message.kind === "patch") {
+                    this._logPatch(seq, message.body);
+                    this._remeasureDelay = null;
+                }
+                continue;
+            }
+            if (!this._broken && isProblem(answer) && this._refusesRtt(answer)) this._rttField = false;
+            this._broken = true;
+            this._failed.push(message);
+        }
+        if (this._flight.length === 0 && this._broken) {
+            this._broken = false;
+            this._serialNext = true;
+            this._queue.unshift(...this._failed.splice(0));
+        }
+        this._next();
+    }
+
+    /// A dragging update about to go out takes the followed container's offset now: a scroll set
+    /// by script in this frame (before this animation-frame callback) has its scroll event only
+    /// in the next, and the offset it will paint is the one to plan for.
+    _refresh(message) {
+        if (message.kind !== "update" || message.body.phase !== "dragging" || !message.body.offset) return;
+        if (!this._scroller || !this._scrollTracker?.scrolling()) return;
+        message.body.offset = this._containerOffset();
+    }
+
+    /// After an answer: sends what is queued, or, once nothing is queued or in flight, settles.
+    _next() {
+        if (this._closed) { this._drop(); return; }
+        if (this._queue.length > 0) { this._schedule(); return; }
+        if (this._sending || this._flight.length > 0) return;
+        if (!this._reconcile()) {
             for (const resolve of this._idleWaiters.splice(0)) resolve();
         }
+    }
+
+    /// A message's body with its seq, and for updates the round trip (`rtt`, seconds) once one
+    /// was measured, while the server takes the field.
+    _body(message, seq) {
+        const body = { ...message.body, seq };
+        if (message.kind === "update" && this._rttField && this._srtt !== null) {
+            // By POST a plan lasts until the next one lands: two round trips.
+            // At least a frame of margin: a plan is drawn at a frame, and offsets change at frames.
+            const ms = (this._srtt + Math.max(this._rttDeviation, FRAME_MS)) * (this._socket === null ? 2 : 1);
+            body.rtt = Math.round(Math.min(RTT_MAX_S * 1000, ms)) / 1000;
+        }
+        return body;
+    }
+
+    /// A 400 or 422 about `rtt`: a server without the field (it refuses fields it does not
+    /// know), or a value it refuses. Updates go on without it.
+    _refusesRtt(problem) {
+        if (problem.status !== 400 && problem.status !== 422) return false;
+        return /\brtt\b/.test(`${problem.detail ?? ""} ${problem.title ?? ""} ${problem.pointer ?? ""} ${problem.field ?? ""}`);
     }
 
     /// A closed client (close(), or its session is gone: 404) sends nothing more: what is queued
@@ -530,6 +690,10 @@ export class ViewportClient {
                 await sleep(retryDelay(answer));
                 continue;
             }
+            if (message.kind === "update" && this._rttField && this._refusesRtt(answer)) {
+                this._rttField = false;
+                continue;
+            }
             if (answer.status === 409 && conflicts < 2) {
                 conflicts += 1;
                 await this._recover(answer);
@@ -567,8 +731,8 @@ export class ViewportClient {
     /// open or can be opened, else by HTTP. A socket that fails mid-message is retried by HTTP
     /// with the same seq, which answers the plan again if the first try was applied.
     async _exchange(message, seq) {
-        const body = { ...message.body, seq };
         if (this._socket === null && now() >= this._socketRetryAt) await this._connect();
+        const body = this._body(message, seq);
         if (this._socket !== null) {
             try {
                 this.stats.messages += 1;
@@ -601,6 +765,7 @@ export class ViewportClient {
         const protocols = ["viewportd.v1"];
         if (this._http.token) protocols.push("bearer." + this._http.token);
         let socket;
+        const opening = now();
         try {
             socket = new WebSocket(this._http.socketURL(this.session), protocols);
         } catch (error) {
@@ -626,6 +791,8 @@ export class ViewportClient {
             this.transport = "http";
             return;
         }
+        // The handshake is a round trip: the first estimate, before any update is answered.
+        if (this._srtt === null) this._timed(now() - opening);
         // Each socket answers its own messages, in order.
         const waiters = [];
         socket.onmessage = (event) => {
@@ -729,12 +896,10 @@ export class ViewportClient {
         if (!this._observer) return;
         this._measured.clear();
         const resize = [];
-        for (const v of this._views.values()) {
+        for (const [handle, v] of this._views) {
             if (!v.shown || !this._measures(v)) continue;
-            const element = this._element(v);
-            if (!element) continue;
-            const box = element.getBoundingClientRect();
-            if (box.width > 0 || box.height > 0) resize.push({ id: v.id, size: [box.width, box.height] });
+            const box = this._natural(handle, v);
+            if (box && (box[0] > 0 || box[1] > 0)) resize.push({ id: v.id, size: box });
         }
         if (resize.length > 0) this.patch({ resize, anchor: "visible" });
     }
@@ -902,6 +1067,7 @@ export class ViewportClient {
             v.rect = e.rect;
             v.shown = true;
             v.pinned = false;
+            v.held = false;
             this._shownByItem.set(e.id, e.view);
             const entry = { id: e.id, view: e.view, reuse: v.reuse, rect: e.rect, rebind: e.rebind, selected: e.selected === true };
             if (e.rebind) cb.bind(v.view, entry);
@@ -961,6 +1127,7 @@ export class ViewportClient {
                 if (!message.realign) this._realigned = 0;
             }
         }
+        this._measureEntering(plan);
         this.stats.plans += 1;
         this._count();
         const t = now();
@@ -1009,7 +1176,8 @@ export class ViewportClient {
         if (!v) { this.stats.repaired += 1; return; }
         v.rect = e.rect;
         v.pinned = pinned;
-        const entry = { id: e.id, view: e.view, reuse: v.reuse, rect: e.rect, pinned };
+        v.held = this._holds(v);
+        const entry = { id: e.id, view: e.view, reuse: v.reuse, rect: e.rect, pinned, hold: v.held };
         (callback ?? this._cb.show)(v.view, entry);
         this.stats.moved += 1;
     }
@@ -1039,6 +1207,13 @@ export class ViewportClient {
     _timed(ms) {
         this.stats.rtt = ms;
         this.stats.rttAverage = this.stats.rttAverage === 0 ? ms : this.stats.rttAverage * 0.9 + ms * 0.1;
+        if (this._srtt === null) {
+            this._srtt = ms;
+            this._rttDeviation = ms / 2;
+        } else {
+            this._rttDeviation += RTT_DEVIATION_GAIN * (Math.abs(ms - this._srtt) - this._rttDeviation);
+            this._srtt += RTT_GAIN * (ms - this._srtt);
+        }
     }
 
     _report(error) {
@@ -1087,6 +1262,61 @@ export class ViewportClient {
         if (element) this._observer.unobserve(element);
     }
 
+    /// A measured view that is shorter than its rect, its size sent and not yet in a plan: it
+    /// holds the rect's height meanwhile (no gap under it).
+    _holds(v) {
+        const sent = v.shown && v.rect ? this._measured.get(v.id) : undefined;
+        return sent !== undefined && sent[1] < v.rect[3] - MEASURE_EPSILON && this._measures(v);
+    }
+
+    /// A shown view's own size [w, h] (its element's border box), without a hold; null without
+    /// an element.
+    _natural(handle, v) {
+        const element = this._element(v);
+        if (!element) return null;
+        if (v.held) {
+            v.held = false;
+            (this._cb.move ?? this._cb.show)(v.view, { id: v.id, view: handle, reuse: v.reuse, rect: v.rect, pinned: v.pinned, hold: false });
+        }
+        const box = element.getBoundingClientRect();
+        return [box.width, box.height];
+    }
+
+    /// The measured views that a plan made or reused are measured at once (one layout), and the
+    /// sizes that differ from their rects go out as one edit, in this task rather than at the
+    /// ResizeObserver's turn; those shorter than their rect hold its height until a plan gives
+    /// them their size, so the screen is full as soon as the plan is applied.
+    _measureEntering(plan) {
+        if (!this._observer || (!plan.create && !plan.reuse)) return;
+        const entering = [];
+        for (const e of [...(plan.create ?? []), ...(plan.reuse ?? [])]) {
+            const v = this._views.get(e.view);
+            if (v && v.shown && v.rect && v.id === e.id && this._measures(v)) entering.push([e.view, v]);
+        }
+        // Every size first, then the holds: one layout, not one per view.
+        const boxes = entering.map(([handle, v]) => this._natural(handle, v));
+        const resize = [];
+        entering.forEach(([handle, v], k) => {
+            const box = boxes[k];
+            if (!box || (box[0] === 0 && box[1] === 0)) return;
+            const [w, h] = box;
+            if (Math.abs(w - v.rect[2]) <= MEASURE_EPSILON && Math.abs(h - v.rect[3]) <= MEASURE_EPSILON) return;
+            const sent = this._measured.get(v.id);
+            if (!sent || Math.abs(sent[0] - w) > MEASURE_EPSILON || Math.abs(sent[1] - h) > MEASURE_EPSILON) {
+                this._measured.set(v.id, [w, h]);
+                resize.push({ id: v.id, size: [w, h] });
+            }
+            if (this._holds(v)) {
+                v.held = true;
+                (this._cb.move ?? this._cb.show)(v.view, { id: v.id, view: handle, reuse: v.reuse, rect: v.rect, pinned: v.pinned, hold: true });
+            }
+        });
+        if (resize.length > 0) {
+            this.stats.patches += 1;
+            this.patch({ resize, anchor: "visible" });
+        }
+    }
+
     /// ResizeObserver (it runs after layout, before paint): a shown view whose box differs from
     /// its rect is measured; the sizes of one frame go out as one edit,
     /// `{"patch": {"resize": [...], "anchor": "visible"}}`, merged per item with an edit still
@@ -1095,7 +1325,7 @@ export class ViewportClient {
         const resize = [];
         for (const entry of entries) {
             const v = entry.target.__viewportdHandle;
-            if (!v || !v.shown || !v.rect || !this._measures(v)) continue;
+            if (!v || !v.shown || !v.rect || v.held || !this._measures(v)) continue;
             const box = entry.borderBoxSize?.[0];
             const w = box ? box.inlineSize : entry.target.offsetWidth;
             const h = box ? box.blockSize : entry.target.offsetHeight;
@@ -1133,16 +1363,19 @@ export class ViewportClient {
             this._scrollTarget = null;
             this._exactScroll = null;
             let phase = "dragging";
+            let moved = false;
             if (last === null) {
                 phase = "drag-begin";
             } else {
                 const dt = (t - last.t) / 1000;
                 if (dt > 0) {
                     const v = [(offset[0] - last.offset[0]) / dt, (offset[1] - last.offset[1]) / dt];
-                    velocity = [velocity[0] * 0.5 + v[0] * 0.5, velocity[1] * 0.5 + v[1] * 0.5];
+                    // The first step of a motion is its velocity; then an average with the last.
+                    velocity = last.moved ? [velocity[0] * 0.5 + v[0] * 0.5, velocity[1] * 0.5 + v[1] * 0.5] : v;
                 }
+                moved = true;
             }
-            last = { t, offset };
+            last = { t, offset, moved };
             this.scroll(offset, phase === "drag-begin" ? { phase } : { phase, velocity: velocity.map((x) => Math.round(x)) });
             clearTimeout(idleTimer);
             idleTimer = setTimeout(rest, IDLE_AFTER_MS);
@@ -1161,7 +1394,11 @@ export class ViewportClient {
             scrolling() { return last !== null; },
         };
         element.addEventListener("scroll", onScroll, { passive: true });
-        element.addEventListener("scrollend", rest);
+        const ended = () => {
+            clearTimeout(idleTimer);
+            idleTimer = setTimeout(rest, SCROLLEND_REST_MS);
+        };
+        element.addEventListener("scrollend", ended);
         let resizeObserver = null;
         if (typeof ResizeObserver === "function") {
             resizeObserver = new ResizeObserver(() => {
@@ -1174,7 +1411,7 @@ export class ViewportClient {
         }
         const unbind = () => {
             element.removeEventListener("scroll", onScroll);
-            element.removeEventListener("scrollend", rest);
+            element.removeEventListener("scrollend", ended);
             resizeObserver?.disconnect();
             clearTimeout(idleTimer);
             if (this._scroller === element) { this._scroller = null; this._scrollTracker = null; }
@@ -1314,7 +1551,7 @@ export class ViewportClient {
 /// sized element inside the scroll container). `render(element, entry)` fills an element for
 /// an item (called on create and on every rebind); `measure` (true, or a function of the entry:
 /// {id, reuse}) leaves the height of those items to their content, for stack items measured with
-/// openSession's `measure`. Every element carries data-view (its handle) and, while shown,
+/// openSession's `measure` (at least the rect's while the entry says `hold`). Every element carries data-view (its handle) and, while shown,
 /// data-item-id.
 export function domViews(content, { render, tag = "div", className = "viewportd-item", measure = false, onCreate, onRelease } = {}) {
     const measured = (entry) => measure === true || (typeof measure === "function" && measure(entry) === true);
@@ -1323,6 +1560,19 @@ export function domViews(content, { render, tag = "div", className = "viewportd-
         element.style.transform = `translate(${rect[0]}px, ${rect[1]}px)`;
         element.style.width = `${rect[2]}px`;
         element.style.height = measured(entry) ? "" : `${rect[3]}px`;
+        // A measured item shorter than its rect, until the session has its size: no gap under it
+        // (the page's own min-height, if any, comes back after).
+        if (measured(entry) && entry.hold === true) {
+            element.__viewportdMinHeight ??= element.style.minHeight;
+            element.style.minHeight = `${rect[3]}px`;
+        } else {
+            unhold(element);
+        }
+    };
+    const unhold = (element) => {
+        if (element.__viewportdMinHeight === undefined) return;
+        element.style.minHeight = element.__viewportdMinHeight;
+        element.__viewportdMinHeight = undefined;
     };
     return {
         create(entry) {
@@ -1342,6 +1592,7 @@ export function domViews(content, { render, tag = "div", className = "viewportd-
         },
         bind(element, entry) {
             element.dataset.itemId = entry.id;
+            unhold(element);
             render?.(element, entry);
         },
         show(element, entry) {
