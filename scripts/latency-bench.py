@@ -6,7 +6,7 @@ loopback: every chunk read from either side is held RTT/2 before it is written o
 upgrade and its frames included), then opens pages through the proxy in headless Chromium
 (chromium + chromium-driver, driven by Selenium, as scripts/browser-test.py does):
 
-  - minimal: the README's minimal page (100,000 rows of 48 px, `buffer: 250`);
+  - minimal: the minimal page of docs/guides/browser-client.md (100,000 rows of 48 px, `buffer: 250`);
   - demo: GET /demo (100,000 posts in measured stacks, lazy load).
 
 For each page and RTT, the page's scroll container is driven at a constant speed, frame by frame
@@ -50,7 +50,7 @@ def log(*parts):
     print("latency-bench:", *parts, file=sys.stderr, flush=True)
 
 
-# The README's minimal page, built in a page of the proxy's origin (it must share viewportd's).
+# The minimal page of docs/guides/browser-client.md, built in a page of the proxy's origin (it must share viewportd's).
 MINIMAL_JS = """
 const done = arguments[arguments.length - 1];
 (async () => {
