@@ -799,8 +799,8 @@ def demo_scenario(test, server, rng, args, driver):
 
     # A scroll by script, one step a frame (Chromium fires scrollend after each: every frame is a
     # gesture, drag-begin then idle). Queued behind the request in flight, those must collapse,
-    # not pile up two a frame and drain at one a frame (session 16: 624 queued after 600 frames,
-    # 12 s behind the container).
+    # not pile up two a frame and drain at one a frame (piled up, 624 were
+    # queued after 600 frames, 12 s behind the container).
     for k, step in enumerate((30, 400)):
         queued = test.js_async("""const done = arguments[arguments.length - 1], step = arguments[0];
             const s = document.getElementById('viewport'), c = window.viewportd.client; let n = 0, most = 0;

@@ -6,9 +6,9 @@
 #
 #   scripts/callgrind-helpers.sh [VIEWPORT_BENCH_BINARY ...]   (default .build/release/viewport-bench)
 #
-# Session 16: the `helpers` getter that replaced a miscompiled `_read` copied the whole helpers
+# A `helpers` getter in place of a miscompiled `_read` would copy the whole helpers
 # struct on every read (34,068 instructions an update against 32,567 with `_read`); reading the
-# single fields in place made it 30,170.
+# single fields in place costs 30,170.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binaries=("$@")

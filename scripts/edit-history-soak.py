@@ -6,8 +6,8 @@ chat of 40 measured messages, opens a session on instance A and PATCHes it there
 messages, remove them, `--rounds` times. Every `--every` rounds it reports the session's snapshot
 in the store (`HSTRLEN session:{id} snap`), instance A's RSS, and the time a viewport update takes
 on instance B (a handover: B restores the session from its snapshot, replaying its edits), then
-continues on A (another handover back). Before session 16 the snapshot grew by ~1.3 KB a round;
-now it folds into a checkpoint once the edits outgrow the layout's binary form.
+continues on A (another handover back). Unfolded, the snapshot would grow by ~1.3 KB a round;
+it folds into a checkpoint once the edits outgrow the layout's binary form.
 
     python3 scripts/edit-history-soak.py --binary .build/release/viewportd --rounds 3600 --every 600
 """

@@ -13,7 +13,7 @@
 #   scripts/fuzz-native.sh --no-asan ...         without AddressSanitizer (faster, finds less)
 #
 # Built with AddressSanitizer by default (`-sanitize=fuzzer,address`): a memory error in
-# optimized code is a failure even where it would not crash (session 16: a use-after-free that
+# optimized code is a failure even where it would not crash (for example a use-after-free that
 # Swift 6.3.1's optimizer made of a `_read` accessor, on every PATCH of a session with exposure,
 # which FuzzStackEdits reaches in seconds with ASan and never without).
 #

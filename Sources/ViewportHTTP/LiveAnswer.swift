@@ -10,7 +10,7 @@
 /// The end of a long answer (a client that reads only after sending: everything the sink still
 /// holds, up to hundreds of MB) is kept as the sink's own pieces (``following``), not copied into
 /// one buffer: appending them all to `pending` cost two full copies plus the page faults of a
-/// buffer growing to that size, a fifth of an NDJSON stream of 100k jumps (`perf`, session 8).
+/// buffer growing to that size, a fifth of an NDJSON stream of 100k jumps (`perf`).
 struct LiveAnswer {
     /// Ready bytes that start a live answer at once.
     static let thresholdBytes = 64 * 1024

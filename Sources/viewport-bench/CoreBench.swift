@@ -3,7 +3,7 @@ import Glibc
 #endif
 import ViewportCore
 
-/// The planner alone on the feed layout (issue 13's core targets), timed in thread CPU time, best
+/// The planner alone on the feed layout, timed in thread CPU time, best
 /// of `rounds`: small steps (7 pt, a 60 Hz drag), jumps (random offsets: the whole materialized
 /// set leaves and another enters) and flings (120 pt), and moves that stay inside the safe window
 /// (what most small steps cost). The traces take turns within each

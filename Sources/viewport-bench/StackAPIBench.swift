@@ -6,13 +6,13 @@ import ViewportCore
 import ViewportService
 import ViewportTestSupport
 
-/// Stacks through the API (issue 11): edits of a session's layout in the core (`session.apply` of
+/// Stacks through the API: edits of a session's layout in the core (`session.apply` of
 /// a PATCH, plan included), the same PATCH over HTTP on a 1M-item and a 1k-item stack side by
 /// side, posting a 1M-item stack with estimates over HTTP, and the memory a session's edits keep.
 ///
 ///   swift run -c release viewport-bench 1000000 stackapi
 func runStackAPIBench(count: Int) throws {
-    print("stack API (issue 11), \(count) items\n")
+    print("stack API, \(count) items\n")
     var rng = BenchRandom(state: 11)
 
     // The core: a chat of `count` estimated messages, a phone's viewport in the middle.

@@ -11,12 +11,12 @@ func cpuNow() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// Stacks (issue 11), timed in thread CPU time: building a stack of estimated items, a PATCH-sized batch of resizes on a
+/// Stacks, timed in thread CPU time: building a stack of estimated items, a PATCH-sized batch of resizes on a
 /// session's copy of a shared stack, inserts, queries, and memory per item and per edit.
 ///
 ///   swift run -c release viewport-bench 1000000 stack
 func runStackBench(count: Int) throws {
-    print("stack (issue 11), \(count) items\n")
+    print("stack, \(count) items\n")
     var rng = BenchRandom(state: 7)
 
     // Build: every item estimated (a chat or feed posted before anything was measured).

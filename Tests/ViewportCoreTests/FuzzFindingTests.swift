@@ -60,8 +60,7 @@ struct FuzzFindingTests {
     }
 
     /// FuzzSessionApply: a looping session on content 5e-324 long (the smallest double) answered
-    /// `"recenter": [null, 0]`: the offset divided by the period is infinite. Fixed by issue 14's
-    /// second bug: a loop's period is at least `LoopSpace.minPeriod` (422 otherwise).
+    /// `"recenter": [null, 0]`: the offset divided by the period is infinite. Fixed: a loop's period is at least `LoopSpace.minPeriod` (422 otherwise).
     @Test func aLoopOnADenormalPeriodPutsNoNonFiniteNumberInItsPlans() throws {
         let layout = try makeLayout([ItemSpec(id: "a", rect: Rect(x: 0, y: 0, width: 5e-324, height: 0.1), reuse: "a")])
         let configuration = SessionConfiguration(
@@ -90,7 +89,7 @@ struct FuzzFindingTests {
     /// double was accepted with an infinite content size (`POST /v1/layouts` answers
     /// `"contentSize": [null, …]`), and sessions on it then put NaN in their own offset and in
     /// their plans (`scrollTo` in a loop: `"offset": [null, 4.45e301]`; linked followers:
-    /// `"linked": {"a": [null, 0]}`). Fixed by issue 14's second bug: such a layout is refused
+    /// `"linked": {"a": [null, 0]}`). Fixed: such a layout is refused
     /// (422 naming `insets`), and ranges and links saturate (docs/numbers.md).
     @Test func trailingInsetsThatOverflowGiveNoInfiniteContentSizeNorNaNOffsets() throws {
         // Refusing the layout (422) is fine; an accepted one has a finite content size.

@@ -30,8 +30,8 @@ struct LayoutDigestTests {
         #expect(sections == "7c51d8de09d9332b7a7de5fe6bbde379")
     }
 
-    /// A layout with stacks hashes its sections form too (LayoutBuilder's `digest(of:)`): pinned
-    /// since session 15, when it stopped sharing the id of the same rects without stacks.
+    /// A layout with stacks hashes its sections form too (LayoutBuilder's `digest(of:)`): it does
+    /// not share the id of the same rects without stacks.
     @Test func aLayoutWithStacksKeepsItsIdAndIsNotItsRects() throws {
         func chat(estimate: Size, measured: Bool = false) throws -> Layout {
             var stack = SectionStack(axis: .y, insets: Insets(top: 8, left: 0, bottom: 0, right: 0), spacing: 10, withStacks: true)

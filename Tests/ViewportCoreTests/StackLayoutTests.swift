@@ -157,8 +157,8 @@ struct StackLayoutTests {
 
     @Test func aStackLayoutIsNotTheSameItemsPostedExplicitly() throws {
         // Same rects, but the stack takes edits the explicit items do not (docs/api.md "Identity
-        // and ids"): another id, not identical. Until session 15 they shared an id, and whichever
-        // was posted first answered for both.
+        // and ids"): another id, not identical (sharing one, whichever was posted first would
+        // answer for both).
         var rng = SeededRandom(seed: 9)
         let model = StackScenario.randomModel(using: &rng, count: 50...80)
         let layout = try model.build()

@@ -28,7 +28,7 @@ struct ReusePools: Sendable {
     /// Pooled views up to which an entering item's own view is found by searching its class's
     /// pool (a few cache lines) rather than through the index: a jump pools ~10 views and takes
     /// as many, and keeping the index through each put and take was 30 hash operations, about a
-    /// tenth of its time (`perf`, session 8). Past it the index is built, and kept until the
+    /// tenth of its time (`perf`). Past it the index is built, and kept until the
     /// pools are empty again.
     static let scanLimit = 32
     /// Views in all pools.
