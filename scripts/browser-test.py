@@ -578,7 +578,14 @@ c._applyPlan = function (plan, seq, message) {
   const [firstId, first] = kept ?? onScreen[0];
   record.anchorBatches += 1;
   const shift = after.get(firstId).screen - first.screen;
-  if (Math.abs(shift) > 1) {
+  // The item scrolled to is kept still from the unrounded offset (at rest): the container is
+  // rounded to a whole pixel before the edit and again after it, half a pixel each way, and the
+  // browser holds both the offset and the item's position in 32-bit floats (their spacing at the
+  // offset, each) and lays out in 1/64 px. Anything else on screen moves from where the
+  // container is: one rounding, within 1 px.
+  const spacing = scrollTop >= 1 ? 2 ** (Math.floor(Math.log2(scrollTop)) - 23) : 0;
+  const bound = kept ? 1 + 2 * spacing + 1 / 64 : 1;
+  if (Math.abs(shift) > bound) {
     record.violations.push(`seq ${plan.seq}: ${kept ? 'the item scrolled to' : 'the first post on screen'}, ${firstId}, moved ${shift.toFixed(2)} px on screen (a batch of ${resized.length} sizes) top ${scrollTop} -> ${scroller.scrollTop} max ${scroller.scrollHeight - height} rect ${first.rect} -> ${this._views.get(this._shownByItem.get(firstId))?.rect} offset ${JSON.stringify(plan.offset)} resized ${JSON.stringify(resized.map(r => [r.id, before.get(r.id)?.rect?.[1], r.size[1]]))}`);
   }
   if (above && !kept) {
