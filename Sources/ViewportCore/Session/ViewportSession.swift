@@ -181,9 +181,10 @@ public struct ViewportSession: Sendable {
         }
         let sameX = newRegion.minX == region.minX && newRegion.maxX == region.maxX
         let sameY = newRegion.minY == region.minY && newRegion.maxY == region.maxY
+        // Nested two-argument `max`: the variadic one's array is not always optimized away (a heap allocation per update).
         let moved = max(
-            abs(newRegion.minX - region.minX), abs(newRegion.maxX - region.maxX),
-            abs(newRegion.minY - region.minY), abs(newRegion.maxY - region.maxY))
+            max(max(abs(newRegion.minX - region.minX), abs(newRegion.maxX - region.maxX)), abs(newRegion.minY - region.minY)),
+            abs(newRegion.maxY - region.maxY))
         var leaving: [Int]
         var entering: [Int]
         var newWindow: SafeWindow?
