@@ -21,6 +21,8 @@ import subprocess
 import tempfile
 import time
 
+from resp import Resp
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHEAP_WRITE = """
@@ -44,53 +46,14 @@ def store_script(name):
     return "\n".join(l[indent:] for l in lines)
 
 
-class Redis:
-    """A minimal RESP2 client: pipelines of commands, replies parsed."""
+class Redis(Resp):
+    """The shared RESP client, raising error replies, with the server's CPU counters."""
 
     def __init__(self, port):
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.buffer = b""
-
-    @staticmethod
-    def encode(args):
-        out = [b"*%d\r\n" % len(args)]
-        for a in args:
-            a = a if isinstance(a, bytes) else str(a).encode()
-            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        return b"".join(out)
-
-    def _line(self):
-        while b"\r\n" not in self.buffer:
-            self.buffer += self.sock.recv(1 << 16)
-        line, self.buffer = self.buffer.split(b"\r\n", 1)
-        return line
-
-    def _reply(self):
-        line = self._line()
-        kind, rest = line[:1], line[1:]
-        if kind in (b"+", b"-"):
-            return (kind == b"-", rest.decode())[1] if kind == b"+" else RuntimeError(rest.decode())
-        if kind == b":":
-            return int(rest)
-        if kind == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            while len(self.buffer) < n + 2:
-                self.buffer += self.sock.recv(1 << 16)
-            data, self.buffer = self.buffer[:n], self.buffer[n + 2:]
-            return data
-        if kind == b"*":
-            n = int(rest)
-            return None if n < 0 else [self._reply() for _ in range(n)]
-        raise RuntimeError(f"bad reply {line!r}")
-
-    def pipeline(self, commands):
-        self.sock.sendall(b"".join(self.encode(c) for c in commands))
-        return [self._reply() for _ in commands]
+        super().__init__(port, timeout=None)
 
     def call(self, *args):
-        reply = self.pipeline([args])[0]
+        reply = super().call(*args)
         if isinstance(reply, RuntimeError):
             raise reply
         return reply
