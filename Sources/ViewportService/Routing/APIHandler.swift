@@ -111,8 +111,7 @@ final class APIHandler: HTTPHandler {
         let endpoints = routes.endpoints(route.pattern)
         // HEAD is answered as GET (libmicrohttpd sends the head without the body), on every path
         // that answers GET but the socket; `Allow` keeps listing the contract's methods.
-        let answersHead = !isSocket && endpoints.contains { $0.method == "GET" }
-        let method = head.method == "HEAD" && answersHead ? "GET" : head.method
+        let method = head.method == "HEAD" && !isSocket && endpoints.contains(where: { $0.method == "GET" }) ? "GET" : head.method
         guard let endpoint = endpoints.first(where: { $0.method == method }) else {
             let allowed = endpoints.map(\.method).joined(separator: ", ")
             var problem = Problem(status: 405, detail: "\(head.method) is not allowed on \(route.pattern.template); allowed: \(allowed)")
