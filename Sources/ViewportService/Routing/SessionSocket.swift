@@ -8,8 +8,8 @@ import ViewportHTTP
 /// A message that fails is answered with its problem object (the HTTP problem+json body plus
 /// `"message": n`, counting from 1) and nothing of it is applied; the socket stays open, except
 /// when the session is gone (404): then it closes with 1000 "session ended" after the problem.
-/// Updates go through ``SessionService/apply(_:sessionID:hint:into:)``, under the session's lock, so a socket and
-/// concurrent POSTs on one session serialise and share one `seq`.
+/// Updates go through ``SessionService/apply(_:sessionID:hint:into:)``, under the session's
+/// lock, so a socket and concurrent POSTs on one session serialise and share one `seq`.
 ///
 /// Thread confinement: the HTTP layer calls it only from the connection's own thread, one message
 /// at a time, so `messages` needs no lock (hence `@unchecked Sendable`).
