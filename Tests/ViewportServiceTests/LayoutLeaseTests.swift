@@ -11,6 +11,13 @@ import ViewportCore
         return try store.store(try builder.build(), retain: false).layout
     }
 
+    private struct NoLease: Error {}
+
+    private func lease(on layout: Layout, in store: LayoutStore) throws -> LayoutLease {
+        guard let lease = try LayoutLease(retaining: layout.digest, in: store) else { throw NoLease() }
+        return lease
+    }
+
     private func sessions(on layout: Layout, in store: LayoutStore) -> Int? {
         store.lookup(id: layout.digest)?.sessions
     }
@@ -19,10 +26,7 @@ import ViewportCore
         let store = LayoutStore(maxLayouts: 4, maxTotalItems: 100, idleTimeoutSeconds: 60)
         let layout = try storedLayout(in: store)
         do {
-            guard let lease = try LayoutLease(retaining: layout.digest, in: store) else {
-                Issue.record("no lease on a stored layout")
-                return
-            }
+            let lease = try lease(on: layout, in: store)
             #expect(lease.layout.digest == layout.digest)
             #expect(sessions(on: layout, in: store) == 1)
         }
@@ -46,10 +50,7 @@ import ViewportCore
         let store = LayoutStore(maxLayouts: 4, maxTotalItems: 100, idleTimeoutSeconds: 60)
         let layout = try storedLayout(in: store)
         do {
-            guard let lease = try LayoutLease(retaining: layout.digest, in: store) else {
-                Issue.record("no lease on a stored layout")
-                return
-            }
+            let lease = try lease(on: layout, in: store)
             lease.transfer()
         }
         #expect(sessions(on: layout, in: store) == 1)
