@@ -2,7 +2,8 @@ import ViewportCore
 
 /// One more session counted on a stored layout, for as long as the lease lives: dropping it
 /// releases the layout in its repository; ``transfer()`` hands the count to the session that
-/// now uses the layout (its store releases it when the session ends or leaves the layout).
+/// now uses the layout (its store releases it when the session ends; a layout change, when the
+/// session leaves it).
 ///
 /// Not copyable, so the compiler pairs every retain with exactly one release or transfer, on
 /// every path a request can take (a failed session, a full store, a retried change).
