@@ -4,7 +4,7 @@
 /// Not thread-safe by itself; the service keeps each session behind a lock.
 public struct ViewportSession: Sendable {
     public internal(set) var layout: Layout
-    /// Offset, viewport, motion and region, the client's clock, safe window, pinned header and drag.
+    /// Offset, viewport, motion and region, the client's clock, the diff basis, pinned header and drag.
     var scroll: ScrollState
     /// Item → view of every materialized item.
     var shown = ShownViews()
@@ -30,24 +30,15 @@ public struct ViewportSession: Sendable {
     /// Most items materialized at once; nil for no limit.
     public var maxViews: Int? { options.maxViews }
 
-    /// `helpers.areOn`, read on every update without the accessor's coroutine (its frame, for a
-    /// 176-byte value, is a heap allocation: callgrind counted 2 mallocs a request).
+    /// `helpers.areOn`, read on every update (docs/workarounds.md "Accessor coroutines allocate their frame").
     var helpersAreOn: Bool { helpersBox?.value.areOn ?? false }
 
     /// The scrolling helpers' state and the selection. Kept out of line (176 bytes) and only
     /// for sessions that use them: a session's size is what `sessions.max` multiplies.
-    ///
-    /// Read with a plain getter (a copy), not a `_read` coroutine: Swift 6.3.1's optimizer freed
-    /// the `_read` coroutine's heap frame, which holds the yielded value, before
-    /// `helpers.exposureTracker.map { … }` had read it (AddressSanitizer: heap-use-after-free in
-    /// `transition`, on every PATCH or PUT of a session with `exposure`; without ASan a crash
-    /// in `swift_release` once the freed memory was reused, seen under concurrent load).
+    /// A plain getter and a `_modify` of the box's storage (docs/workarounds.md "The helpers' `_read` accessor frees its value too early").
     var helpers: SessionHelpers {
         get { helpersBox?.value ?? .off }
         set { helpersBox = newValue.isOff ? nil : SessionHelpers.Box(newValue) }
-        // A `_modify` coroutine too, but it yields the box's own storage, not a value in its
-        // frame: ending it early frees only the frame's reference to a box `helpersBox` keeps
-        // (AddressSanitizer, release build: no report over ~164,000 PATCHes with helpers on).
         _modify {
             let box: SessionHelpers.Box
             if isKnownUniquelyReferenced(&helpersBox), let unique = helpersBox {
@@ -60,9 +51,7 @@ public struct ViewportSession: Sendable {
         }
     }
 
-    // Single helpers read in place: `helpers`' getter copies the whole struct (176 bytes, a
-    // retain and a release for each container), ~1,500 instructions an update with exposure,
-    // prefetch and lazyLoad on (callgrind) where these read one field.
+    // Single helpers read in place (docs/workarounds.md "Accessor coroutines allocate their frame").
     var hasPrefetcher: Bool { helpersBox?.value.prefetcher != nil }
     var prefetcher: Prefetcher? { helpersBox?.value.prefetcher }
     var hasLazyLoader: Bool { helpersBox?.value.lazyLoader != nil }
@@ -148,6 +137,8 @@ public struct ViewportSession: Sendable {
     /// Applies one update, or answers the last plan again for a retry (`seq` equal to the last).
     ///
     /// Nothing changes when it throws.
+    /// The diff strategy comes from `DiffStrategy.pick`; each has its own function
+    /// (`ViewportSession+Diff.swift`).
     /// - Complexity: O(log n + c log c) for c items entering or leaving (plus the items that straddle
     ///   the region's moving edges), independent of how many items stay shown. Helpers add their
     ///   own queries (see `finishPlan`); a looping session is O(log n + k log k) for k shown items.
