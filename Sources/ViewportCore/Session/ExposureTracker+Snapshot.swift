@@ -3,30 +3,10 @@
 /// viewed yet and their clocks. Maps in item (or id) order.
 extension ExposureTracker {
     func writeSnapshot(into w: inout BinaryWriter, items: SnapshotItems) {
-        let times = times.sorted { $0.key < $1.key }
-        w.count(times.count)
-        for (item, count) in times {
-            items.write(item, into: &w)
-            w.count(count)
-        }
-        let absent = absent.sorted { $0.key < $1.key }
-        w.count(absent.count)
-        for (id, count) in absent {
-            w.string(id)
-            w.count(count)
-        }
-        let viewed = viewedTimes.sorted { $0.key < $1.key }
-        w.count(viewed.count)
-        for (item, count) in viewed {
-            items.write(item, into: &w)
-            w.count(count)
-        }
-        let absentViewed = absentViewed.sorted { $0.key < $1.key }
-        w.count(absentViewed.count)
-        for (id, count) in absentViewed {
-            w.string(id)
-            w.count(count)
-        }
+        Self.write(times, into: &w, items: items)
+        Self.write(absent, into: &w)
+        Self.write(viewedTimes, into: &w, items: items)
+        Self.write(absentViewed, into: &w)
         let pending = pending.sorted { $0.key < $1.key }
         w.count(pending.count)
         for (item, stay) in pending {
@@ -48,20 +28,10 @@ extension ExposureTracker {
     }
 
     init(rule: ExposureRule, snapshot r: inout BinaryReader, items: SnapshotItems) throws(BinaryFormatError) {
-        var times: [Int: Int] = [:]
-        for _ in 0..<(try r.elementCount(minBytes: 2)) {
-            let item = try items.read(&r)
-            times[item] = try r.count()
-        }
-        var absent: [String: Int] = [:]
-        for _ in 0..<(try r.elementCount(minBytes: 2)) { absent[try r.string()] = try r.count() }
-        var viewedTimes: [Int: Int] = [:]
-        for _ in 0..<(try r.elementCount(minBytes: 2)) {
-            let item = try items.read(&r)
-            viewedTimes[item] = try r.count()
-        }
-        var absentViewed: [String: Int] = [:]
-        for _ in 0..<(try r.elementCount(minBytes: 2)) { absentViewed[try r.string()] = try r.count() }
+        let times = try Self.readCounts(&r, items: items)
+        let absent = try Self.readCountsByID(&r)
+        let viewedTimes = try Self.readCounts(&r, items: items)
+        let absentViewed = try Self.readCountsByID(&r)
         var pending: [Int: UInt64] = [:]
         for _ in 0..<(try r.elementCount(minBytes: 2)) {
             let item = try items.read(&r)
@@ -78,5 +48,40 @@ extension ExposureTracker {
         self.init(
             rule: rule, times: times, absent: absent, viewedTimes: viewedTimes, absentViewed: absentViewed,
             pending: pending, clocked: clocked, unclocked: unclocked, nextStay: try r.varint())
+    }
+
+    /// Counts by item, in item order.
+    private static func write(_ counts: [Int: Int], into w: inout BinaryWriter, items: SnapshotItems) {
+        let sorted = counts.sorted { $0.key < $1.key }
+        w.count(sorted.count)
+        for (item, count) in sorted {
+            items.write(item, into: &w)
+            w.count(count)
+        }
+    }
+
+    /// Counts of gone items by id, in id order.
+    private static func write(_ counts: [String: Int], into w: inout BinaryWriter) {
+        let sorted = counts.sorted { $0.key < $1.key }
+        w.count(sorted.count)
+        for (id, count) in sorted {
+            w.string(id)
+            w.count(count)
+        }
+    }
+
+    private static func readCounts(_ r: inout BinaryReader, items: SnapshotItems) throws(BinaryFormatError) -> [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for _ in 0..<(try r.elementCount(minBytes: 2)) {
+            let item = try items.read(&r)
+            counts[item] = try r.count()
+        }
+        return counts
+    }
+
+    private static func readCountsByID(_ r: inout BinaryReader) throws(BinaryFormatError) -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for _ in 0..<(try r.elementCount(minBytes: 2)) { counts[try r.string()] = try r.count() }
+        return counts
     }
 }
