@@ -31,6 +31,8 @@ let package = Package(
             url: "https://github.com/apple/swift-configuration", from: "1.4.0",
             traits: ["JSON", "CommandLineArguments"]
         ),
+        // The process's services (HTTP server, sweeper, store) under one ServiceGroup: signals, graceful shutdown in order.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -92,6 +94,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             // The browser client and its demo page, served at GET /client/viewportd.js and
             // GET /demo from the binary itself (no files at run time).
