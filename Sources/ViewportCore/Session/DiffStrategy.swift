@@ -20,11 +20,13 @@ enum DiffStrategy: Sendable {
     case strips
 
     /// The strategy for an update from the session's `basis`, `loop` and current region `old`
-    /// to `new`; `samePin` when the update keeps the pinned sticky header.
+    /// to `new`; `samePin` when the update keeps the pinned sticky header. `loop` is read only
+    /// past the safe window (an update inside it reads nothing more).
     /// - Complexity: O(1).
     @inline(__always)
-    static func pick(basis: DiffBasis, loop: LoopSpace?, samePin: Bool, from old: Region, to new: Region) -> DiffStrategy {
+    static func pick(basis: DiffBasis, loop: @autoclosure () -> LoopSpace?, samePin: Bool, from old: Region, to new: Region) -> DiffStrategy {
         if case .window(let window) = basis, window.contains(new), samePin { return .unchanged }
+        let loop = loop()
         if basis.isFull && loop == nil { return .full }
         if let loop { return .loop(loop) }
         let sameX = new.minX == old.minX && new.maxX == old.maxX
