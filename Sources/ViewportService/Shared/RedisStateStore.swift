@@ -48,11 +48,11 @@ final class RedisStateStore: Sendable {
 
     /// A round trip, timed and counted. An error reply that says the store refuses this client
     /// (``refusal(in:)``) fails it like a lost connection.
-    private func timed<R>(_ operation: String, _ body: () throws(RedisError) -> R) throws(StoreFailure) -> R {
+    private func timed<R>(_ operation: String, refusalsFail: Bool = true, _ body: () throws(RedisError) -> R) throws(StoreFailure) -> R {
         let started = Monotonic.nanoseconds()
         do throws(RedisError) {
             let result = try body()
-            if let refusal = Self.refusal(in: result) { throw RedisError.server(refusal) }
+            if refusalsFail, let refusal = Self.refusal(in: result) { throw RedisError.server(refusal) }
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: false)
             return result
         } catch {
@@ -255,36 +255,93 @@ final class RedisStateStore: Sendable {
         case unsent
     }
 
+    /// A lease to renew: the session, the epoch it is held at, whether it was read since the
+    /// last renewal (its record's and its layouts' expiry move then), the layouts it names.
+    typealias Renewal = (session: String, epoch: Int64, touched: Bool, layouts: [String])
+
     /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
     func write(_ writes: [Write], operation: String = "write") -> [Outcome] {
-        guard !writes.isEmpty else { return [] }
-        let commands = writes.map { w in
-            RedisCommand.evalsha(
-                StoreScripts.write,
-                keys: [
-                    keys.session(w.session), keys.lease(w.session), keys.layout(w.layouts.first ?? ""),
-                    keys.layout(w.layouts.last ?? ""), w.replyKey ?? keys.reply("none"), keys.instance(instance),
-                ],
-                arguments: [
-                    instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,
-                    layoutMilliseconds, w.ticket.create ? "1" : "0", w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
-                ])
-        }
-        return outcomes(operation, commands)
+        round(writes: writes, operation: operation).writes
     }
 
-    /// Renews leases in one pipeline: (session, epoch, whether it was read since the last one,
-    /// the layouts it names: their expiry moves with the session's).
-    func renew(_ renewals: [(session: String, epoch: Int64, touched: Bool, layouts: [String])]) -> [Outcome] {
-        outcomes("renew", renewals.map { r in
-            RedisCommand.evalsha(
-                StoreScripts.renew,
-                keys: [
-                    keys.session(r.session), keys.lease(r.session), keys.layout(r.layouts.first ?? ""), keys.layout(r.layouts.last ?? ""),
-                    keys.instance(instance),
-                ],
-                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0, layoutMilliseconds])
-        })
+    /// Renews leases in one pipeline.
+    func renew(_ renewals: [Renewal]) -> [Outcome] {
+        round(renewals: renewals, operation: "renew").renewals
+    }
+
+    /// One round trip of the writer: the heartbeat (``heartbeat()``), the writes and the
+    /// renewals, and the expiry of every layout they name, once per layout. A pipeline that sets
+    /// leases also sets this instance's heartbeat key before them, with the lease as TTL: a lease
+    /// never outlives its owner's heartbeat by more than the pipeline's own microseconds (a lease
+    /// without one is a dead owner's: ``StoreScripts/acquire``). A layout the store no longer has
+    /// makes the outcome of the writes and renewals naming it ``Outcome/layoutMissing``.
+    func round(heartbeat: Bool = false, writes: [Write] = [], renewals: [Renewal] = [], operation: String = "write")
+        -> (writes: [Outcome], renewals: [Outcome])
+    {
+        guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], []) }
+        var commands: [RedisCommand] = []
+        if heartbeat {
+            commands.append(heartbeatCommand())
+        } else if !renewals.isEmpty || writes.contains(where: { !$0.release }) {
+            commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
+        }
+        let firstWrite = commands.count
+        for w in writes {
+            commands.append(.evalsha(
+                StoreScripts.write, keys: [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none")],
+                arguments: [
+                    instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,
+                    w.ticket.renews ? "1" : "0", w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
+                ]))
+        }
+        let firstRenewal = commands.count
+        for r in renewals {
+            commands.append(.evalsha(
+                StoreScripts.renew, keys: [keys.session(r.session), keys.lease(r.session)],
+                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0]))
+        }
+        // Each layout's expiry once, however many sessions name it.
+        var layoutIDs: [String] = []
+        var seen = Set<String>()
+        for id in writes.flatMap(\.layouts) + renewals.flatMap(\.layouts) where seen.insert(id).inserted { layoutIDs.append(id) }
+        let firstLayout = commands.count
+        commands += layoutIDs.map { RedisCommand("PEXPIRE", keys.layout($0), layoutMilliseconds) }
+
+        let sentAt = Monotonic.nanoseconds()
+        if heartbeat { health.heartbeatSent(at: sentAt) }
+        var replies: [RedisReply]
+        do throws(StoreFailure) {
+            replies = try timed(operation, refusalsFail: false) { () throws(RedisError) in try pool.pipeline(commands) }
+            if replies.count != commands.count { throw StoreFailure(operation: operation, error: .unexpected("\(replies.count) replies")) }
+        } catch {
+            if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: false) }
+            let outcome: Outcome = Self.mayHaveRun(error.error) ? .failed : .unsent
+            return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count))
+        }
+        if let refusal = Self.refusal(in: replies) { health.recordFailure("\(operation): \(refusal)") }
+        if heartbeat {
+            let answered = replies[0].errorMessage == nil
+            health.heartbeatEnded(sentAt: sentAt, answered: answered)
+            if answered { heardBefore.store(true, ordering: .relaxed) }
+        }
+        var missing = Set<String>()
+        for (offset, id) in layoutIDs.enumerated() where replies[firstLayout + offset].integer == 0 { missing.insert(id) }
+        func outcome(_ reply: RedisReply, layouts: [String]) -> Outcome {
+            switch reply.text {
+            case "ok": return layouts.contains(where: missing.contains) ? .layoutMissing : .ok
+            case "lost": return .lost
+            case "missing": return .missing
+            default:
+                // A refusal stops a script before its first write (`OOM`, `NOPERM`); any
+                // other error reply may have stopped it midway.
+                if case .error(let message) = reply, Self.isRefusal(message) { return .unsent }
+                return .failed
+            }
+        }
+        return (
+            writes.enumerated().map { outcome(replies[firstWrite + $0.offset], layouts: $0.element.layouts) },
+            renewals.enumerated().map { outcome(replies[firstRenewal + $0.offset], layouts: $0.element.layouts) }
+        )
     }
 
     func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {
@@ -292,28 +349,6 @@ final class RedisStateStore: Sendable {
             try pool.send(.evalsha(StoreScripts.delete, keys: [keys.session(id), keys.lease(id)], arguments: [instance, epoch, sessionMilliseconds]))
         }
         return reply.text == "ok" ? .ok : .lost
-    }
-
-    private func outcomes(_ operation: String, _ commands: [RedisCommand]) -> [Outcome] {
-        guard !commands.isEmpty else { return [] }
-        do {
-            let replies = try timed(operation) { () throws(RedisError) in try pool.pipeline(commands) }
-            return replies.map { reply in
-                switch reply.text {
-                case "ok": return .ok
-                case "lost": return .lost
-                case "missing": return .missing
-                case "layout": return .layoutMissing
-                default:
-                    // A refusal stops a script before its first write (`OOM`, `NOPERM`); any
-                    // other error reply may have stopped it midway.
-                    if case .error(let message) = reply, Self.isRefusal(message) { return .unsent }
-                    return .failed
-                }
-            }
-        } catch {
-            return Array(repeating: Self.mayHaveRun(error.error) ? .failed : .unsent, count: commands.count)
-        }
     }
 
     /// Whether a command that failed with `error` may have reached the store and run: anything
@@ -361,20 +396,23 @@ final class RedisStateStore: Sendable {
     // MARK: Instances
 
     /// This instance is alive for another lease (and the store notes when every instance had
-    /// lost it: ``StoreScripts/heartbeat``).
+    /// lost it: ``StoreScripts/heartbeat``). The writer sends it in its round's pipeline
+    /// (``round(heartbeat:writes:renewals:operation:)``).
     func heartbeat() throws(StoreFailure) {
         let sentAt = Monotonic.nanoseconds()
         health.heartbeatSent(at: sentAt)
         var answered = false
         defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
-        let reply = try timed("heartbeat") { () throws(RedisError) in
-            try pool.send(.evalsha(
-                StoreScripts.heartbeat, keys: [keys.instance(instance)],
-                arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"]))
-        }
+        let reply = try timed("heartbeat") { () throws(RedisError) in try pool.send(heartbeatCommand()) }
         if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
         answered = true
         heardBefore.store(true, ordering: .relaxed)
+    }
+
+    private func heartbeatCommand() -> RedisCommand {
+        .evalsha(
+            StoreScripts.heartbeat, keys: [keys.instance(instance)],
+            arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"])
     }
 
     /// This instance is gone (after its sessions were released).

@@ -101,75 +101,74 @@ enum StoreScripts {
         return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
         """#)
 
-    /// KEYS: session, lease, layout, previous layout, reply, the writer's heartbeat. ARGV:
-    /// instance, epoch, version, snapshot, handle reserve, lease ms, session ms, layout ms, create
-    /// ('1'/'0'), mode ('write'/'release'), reply ('1'/'0').
+    /// KEYS: session, lease, reply. ARGV: instance, epoch, version, snapshot, handle reserve,
+    /// lease ms, session ms, renew ('1'/'0'), mode ('write'/'release'), reply ('1'/'0').
     ///
-    /// Writes the snapshot if its version is newer than the stored one, raises the handle
-    /// reserve, and renews the lease and the writer's heartbeat (or takes back a lapsed lease:
-    /// same epoch, nobody took it);
+    /// The fencing check and the write, nothing more, since it runs for every flush of every
+    /// session: writes the snapshot if its version is newer than the stored one and raises the
+    /// handle reserve when the stored epoch is the writer's. The epoch alone proves the session
+    /// is the writer's: acquiring, releasing, reclaiming and deleting each change it, and a lease
+    /// is only ever set with the epoch it names. With `renew` (every eighth of a lease, not every
+    /// flush) it also renews the lease (or takes back a lapsed one: same epoch, nobody took it)
+    /// and the record's expiry; the layouts' expiry and the writer's heartbeat are commands of
+    /// their own in the same pipeline (``RedisStateStore/round(heartbeat:writes:renewals:operation:)``).
     /// `release` then gives the session up (epoch + 1, no lease) and, with a reply, tells the
-    /// instance that asked. A missing record is made: a session opened here (`create`), or one
+    /// instance that asked. A missing record is made, with a lease: a session opened here, or one
     /// the server lost (restarted without persistence) while its owner still had it. A deleted
     /// session leaves a tombstone (`deleted`, a newer epoch) that no write brings back.
-    /// Answers `ok` (`layout` when one of the session's layouts is missing: the server lost it,
-    /// and the owner writes it again), or `lost` when another owner (a newer epoch) has it or it
-    /// was deleted.
+    /// Answers `ok`, or `lost` when another owner (a newer epoch) has it or it was deleted.
     static let write = RedisScript(#"""
-        local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
-        if not epoch then
+        local renew = ARGV[8] == '1'
+        local ver, hwm
+        if epoch == ARGV[2] then
+          ver, hwm = redis.call('HGET', KEYS[1], 'ver'), redis.call('HGET', KEYS[1], 'hwm')
+        elseif epoch then
+          return 'lost'
+        else
+          local lease = redis.call('GET', KEYS[2])
+          if lease and lease ~= ARGV[1] .. '|' .. ARGV[2] then return 'lost' end
           redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0', 'owner', ARGV[1])
-          epoch = ARGV[2]
+          ver, hwm, renew = '0', '0', true
         end
-        if epoch ~= ARGV[2] then return 'lost' end
-        local lease = redis.call('GET', KEYS[2])
-        if lease and lease ~= token then return 'lost' end
-        if tonumber(ARGV[5]) > tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0') then
+        local raise = tonumber(ARGV[5]) > tonumber(hwm or '0')
+        if tonumber(ARGV[3]) > tonumber(ver or '0') then
+          if raise then
+            redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4], 'hwm', ARGV[5])
+          else
+            redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4])
+          end
+        elseif raise then
           redis.call('HSET', KEYS[1], 'hwm', ARGV[5])
         end
-        if tonumber(ARGV[3]) > tonumber(redis.call('HGET', KEYS[1], 'ver') or '0') then
-          redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4])
-        end
-        redis.call('PEXPIRE', KEYS[1], ARGV[7])
-        local answer = 'ok'
-        if redis.call('PEXPIRE', KEYS[3], ARGV[8]) == 0 or redis.call('PEXPIRE', KEYS[4], ARGV[8]) == 0 then
-          answer = 'layout'
-        end
-        if ARGV[10] == 'release' then
+        if ARGV[9] == 'release' then
           redis.call('HINCRBY', KEYS[1], 'epoch', 1)
           redis.call('HSET', KEYS[1], 'free', '1')
           redis.call('DEL', KEYS[2])
-          if ARGV[11] == '1' then
-            redis.call('RPUSH', KEYS[5], 'released')
-            redis.call('PEXPIRE', KEYS[5], 10000)
+          redis.call('PEXPIRE', KEYS[1], ARGV[7])
+          if ARGV[10] == '1' then
+            redis.call('RPUSH', KEYS[3], 'released')
+            redis.call('PEXPIRE', KEYS[3], 10000)
           end
-        else
-          redis.call('SET', KEYS[2], token, 'PX', ARGV[6])
-          redis.call('SET', KEYS[6], '1', 'PX', ARGV[6])
+        elseif renew then
+          redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[6])
+          redis.call('PEXPIRE', KEYS[1], ARGV[7])
         end
-        return answer
+        return 'ok'
         """#)
 
-    /// KEYS: session, lease, layout, previous layout, the owner's heartbeat. ARGV: instance, epoch,
-    /// lease ms, session ms ('0': leave the session's expiry), layout ms. Renews the lease of an
-    /// owner that still is one: `ok` or `lost`, or `missing` when the server lost the record (the
-    /// owner writes it again). A session read since the last renewal lives on, and so do its
-    /// layouts (a session only read kept its record while its layout expired: an audit).
+    /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
+    /// session's expiry). Renews the lease of an owner that still is one (the epoch proves it, as
+    /// in ``write``): `ok` or `lost`, or `missing` when the server lost the record (the owner
+    /// writes it again). A session read since the last renewal lives on (its layouts too: their
+    /// expiry is pushed back in the same pipeline; a session only read kept its record while its
+    /// layout expired: an audit).
     static let renew = RedisScript(#"""
-        local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then return 'missing' end
         if epoch ~= ARGV[2] then return 'lost' end
-        local lease = redis.call('GET', KEYS[2])
-        if lease and lease ~= token then return 'lost' end
-        redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
-        redis.call('SET', KEYS[5], '1', 'PX', ARGV[3])
-        if ARGV[4] ~= '0' then
-          redis.call('PEXPIRE', KEYS[1], ARGV[4])
-          redis.call('PEXPIRE', KEYS[3], ARGV[5])
-          redis.call('PEXPIRE', KEYS[4], ARGV[5])
-        end
+        redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3])
+        if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
         return 'ok'
         """#)
 
