@@ -2,6 +2,7 @@
 """Redis CPU per session write, side by side on one redis-server started here: the store's write
 script (read from Sources/ViewportService/Shared/StoreScripts.swift) as most flushes run it (the
 fencing check and the write) and as every eighth of a lease runs it (renewing the lease too),
+one call writing 10 sessions (as a writer round does: the figure is per call, divide by 10),
 a plain HSET (the floor), and a cell heartbeat (`SET … PX … GET`). Each variant runs in
 alternating rounds of pipelined calls over `--sessions` sessions with a `--snapshot`-byte
 snapshot; the figures are Redis' own CPU (used_cpu_user + used_cpu_sys) per call, the median of
@@ -85,12 +86,18 @@ def main():
         r.pipeline([("HSET", f"session:{{{i}}}", "epoch", 1, "ver", 0, "hwm", 1024, "owner", instance) for i in range(args.sessions)])
         version_counter = [0]
 
-        def write_call(i, renew="0"):
-            return ("EVALSHA", write_sha, 3, f"session:{{{i}}}", f"lease:{{{i}}}", "reply:none", instance, 1, version_counter[0], snapshot,
-                    1024, lease, session_ms, renew, "write", "0")
+        def write_call(i, renew="0", count=1):
+            keys, arguments = [], [instance, lease, session_ms]
+            for j in range(i, i + count):
+                keys += [f"session:{{{j % args.sessions}}}", f"lease:{{{j % args.sessions}}}", "reply:none"]
+                arguments += [1, version_counter[0], snapshot, 1024, renew, "write", "0"]
+            return ("EVALSHA", write_sha, len(keys), *keys, *arguments)
 
         def renewing_write_call(i):
             return write_call(i, renew="1")
+
+        def batch_write_call(i):
+            return write_call(i * 10, count=10)
 
         def hset_call(i):
             return ("HSET", f"plain:{{{i}}}", "ver", version_counter[0], "snap", snapshot)
@@ -98,7 +105,8 @@ def main():
         def beat_call(i):
             return ("SET", f"beat:{{c{i % 1024}}}", instance, "PX", 1000, "GET")
 
-        variants = [("write script", write_call), ("write script, renewing", renewing_write_call), ("plain HSET ver snap", hset_call),
+        variants = [("write script", write_call), ("write script, renewing", renewing_write_call),
+                    ("write script, 10 per call", batch_write_call), ("plain HSET ver snap", hset_call),
                     ("cell heartbeat SET PX GET", beat_call)]
         batches = [int(b) for b in args.batches.split(",")]
         results = {(name, batch): [] for name, _ in variants for batch in batches}

@@ -285,14 +285,19 @@ final class RedisStateStore: Sendable {
         } else if !renewals.isEmpty || writes.contains(where: { !$0.release }) {
             commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
         }
-        let firstWrite = commands.count
-        for w in writes {
-            commands.append(.evalsha(
-                StoreScripts.write, keys: [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none")],
-                arguments: [
-                    instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,
-                    w.ticket.renews ? "1" : "0", w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
-                ]))
+        // The writes in one script call (``StoreScripts/write``).
+        let writeCall = writes.isEmpty ? nil : commands.count
+        if !writes.isEmpty {
+            var keyList: [any RedisArgument] = []
+            var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds]
+            for w in writes {
+                keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none")]
+                arguments += [
+                    w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, w.ticket.renews ? "1" : "0",
+                    w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
+                ]
+            }
+            commands.append(.evalsha(StoreScripts.write, keys: keyList, arguments: arguments))
         }
         let firstRenewal = commands.count
         for r in renewals {
@@ -338,8 +343,22 @@ final class RedisStateStore: Sendable {
                 return .failed
             }
         }
+        let writeOutcomes: [Outcome]
+        if let writeCall {
+            let reply = replies[writeCall]
+            if let answers = reply.array, answers.count == writes.count {
+                writeOutcomes = zip(answers, writes).map { outcome($0, layouts: $1.layouts) }
+            } else if writes.count == 1 {
+                writeOutcomes = [outcome(reply, layouts: writes[0].layouts)]
+            } else {
+                // The call stopped midway: the writes before it ran.
+                writeOutcomes = Array(repeating: .failed, count: writes.count)
+            }
+        } else {
+            writeOutcomes = []
+        }
         return (
-            writes.enumerated().map { outcome(replies[firstWrite + $0.offset], layouts: $0.element.layouts) },
+            writeOutcomes,
             renewals.enumerated().map { outcome(replies[firstRenewal + $0.offset], layouts: $0.element.layouts) }
         )
     }

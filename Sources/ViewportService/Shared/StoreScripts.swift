@@ -101,60 +101,71 @@ enum StoreScripts {
         return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
         """#)
 
-    /// KEYS: session, lease, reply. ARGV: instance, epoch, version, snapshot, handle reserve,
-    /// lease ms, session ms, renew ('1'/'0'), mode ('write'/'release'), reply ('1'/'0').
+    /// Writes of several sessions in one call (a script call costs more than the few commands
+    /// each write runs). KEYS: per write its session, lease and reply key. ARGV: instance, lease
+    /// ms, session ms, then per write: epoch, version, snapshot, handle reserve, renew ('1'/'0'),
+    /// mode ('write'/'release'), reply ('1'/'0'). Answers one status per write, in order.
     ///
-    /// The fencing check and the write, nothing more, since it runs for every flush of every
-    /// session: writes the snapshot if its version is newer than the stored one and raises the
-    /// handle reserve when the stored epoch is the writer's. The epoch alone proves the session
-    /// is the writer's: acquiring, releasing, reclaiming and deleting each change it, and a lease
-    /// is only ever set with the epoch it names. With `renew` (every eighth of a lease, not every
-    /// flush) it also renews the lease (or takes back a lapsed one: same epoch, nobody took it)
-    /// and the record's expiry; the layouts' expiry and the writer's heartbeat are commands of
-    /// their own in the same pipeline (``RedisStateStore/round(heartbeat:writes:renewals:operation:)``).
+    /// Each write is the fencing check and the write, nothing more, since it runs for every flush
+    /// of every session: it writes the snapshot if its version is newer than the stored one and
+    /// raises the handle reserve when the stored epoch is the writer's. The epoch alone proves
+    /// the session is the writer's: acquiring, releasing, reclaiming and deleting each change it,
+    /// and a lease is only ever set with the epoch it names. With `renew` (every eighth of a
+    /// lease, not every flush) it also renews the lease (or takes back a lapsed one: same epoch,
+    /// nobody took it) and the record's expiry; the layouts' expiry and the writer's heartbeat are
+    /// commands of their own in the same pipeline
+    /// (``RedisStateStore/round(heartbeat:writes:renewals:operation:)``).
     /// `release` then gives the session up (epoch + 1, no lease) and, with a reply, tells the
     /// instance that asked. A missing record is made, with a lease: a session opened here, or one
     /// the server lost (restarted without persistence) while its owner still had it. A deleted
     /// session leaves a tombstone (`deleted`, a newer epoch) that no write brings back.
-    /// Answers `ok`, or `lost` when another owner (a newer epoch) has it or it was deleted.
+    /// A write answers `ok`, or `lost` when another owner (a newer epoch) has it or it was deleted.
     static let write = RedisScript(#"""
-        local epoch = redis.call('HGET', KEYS[1], 'epoch')
-        local renew = ARGV[8] == '1'
-        local ver, hwm
-        if epoch == ARGV[2] then
-          ver, hwm = redis.call('HGET', KEYS[1], 'ver'), redis.call('HGET', KEYS[1], 'hwm')
-        elseif epoch then
-          return 'lost'
-        else
-          local lease = redis.call('GET', KEYS[2])
-          if lease and lease ~= ARGV[1] .. '|' .. ARGV[2] then return 'lost' end
-          redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0', 'owner', ARGV[1])
-          ver, hwm, renew = '0', '0', true
-        end
-        local raise = tonumber(ARGV[5]) > tonumber(hwm or '0')
-        if tonumber(ARGV[3]) > tonumber(ver or '0') then
-          if raise then
-            redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4], 'hwm', ARGV[5])
+        local instance, leaseMs, sessionMs = ARGV[1], ARGV[2], ARGV[3]
+        local function write(key, leaseKey, replyKey, asked, version, snapshot, reserve, renew, mode, tell)
+          local epoch = redis.call('HGET', key, 'epoch')
+          local ver, hwm
+          if epoch == asked then
+            ver, hwm = redis.call('HGET', key, 'ver'), redis.call('HGET', key, 'hwm')
+          elseif epoch then
+            return 'lost'
           else
-            redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4])
+            local lease = redis.call('GET', leaseKey)
+            if lease and lease ~= instance .. '|' .. asked then return 'lost' end
+            redis.call('HSET', key, 'epoch', asked, 'ver', '0', 'hwm', '0', 'owner', instance)
+            ver, hwm, renew = '0', '0', '1'
           end
-        elseif raise then
-          redis.call('HSET', KEYS[1], 'hwm', ARGV[5])
-        end
-        if ARGV[9] == 'release' then
-          redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-          redis.call('HSET', KEYS[1], 'free', '1')
-          redis.call('DEL', KEYS[2])
-          redis.call('PEXPIRE', KEYS[1], ARGV[7])
-          if ARGV[10] == '1' then
-            redis.call('RPUSH', KEYS[3], 'released')
-            redis.call('PEXPIRE', KEYS[3], 10000)
+          local raise = tonumber(reserve) > tonumber(hwm or '0')
+          if tonumber(version) > tonumber(ver or '0') then
+            if raise then
+              redis.call('HSET', key, 'ver', version, 'snap', snapshot, 'hwm', reserve)
+            else
+              redis.call('HSET', key, 'ver', version, 'snap', snapshot)
+            end
+          elseif raise then
+            redis.call('HSET', key, 'hwm', reserve)
           end
-        elseif renew then
-          redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[6])
-          redis.call('PEXPIRE', KEYS[1], ARGV[7])
+          if mode == 'release' then
+            redis.call('HINCRBY', key, 'epoch', 1)
+            redis.call('HSET', key, 'free', '1')
+            redis.call('DEL', leaseKey)
+            redis.call('PEXPIRE', key, sessionMs)
+            if tell == '1' then
+              redis.call('RPUSH', replyKey, 'released')
+              redis.call('PEXPIRE', replyKey, 10000)
+            end
+          elseif renew == '1' then
+            redis.call('SET', leaseKey, instance .. '|' .. asked, 'PX', leaseMs)
+            redis.call('PEXPIRE', key, sessionMs)
+          end
+          return 'ok'
         end
-        return 'ok'
+        local answers = {}
+        for i = 0, #KEYS / 3 - 1 do
+          local k, a = i * 3, 3 + i * 7
+          answers[i + 1] = write(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7])
+        end
+        return answers
         """#)
 
     /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
