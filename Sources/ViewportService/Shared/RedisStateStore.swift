@@ -2,11 +2,12 @@ import Synchronization
 import ViewportRedis
 
 /// The shared store's operations, typed: layouts by id, and a session's record (acquire, write,
-/// renew, release, delete) through ``StoreScripts``, on a ``RedisPool``. Every call is bounded by
+/// renew, release, delete) through ``StoreScripts``, on a ``RedisClient`` (one server's pool, or
+/// a cluster's client). Every call is bounded by
 /// the pool's timeouts and reports a failure as ``StoreFailure``; each round trip is timed in the
 /// metrics and updates the store's health.
 final class RedisStateStore: Sendable {
-    let pool: RedisPool
+    let pool: any RedisClient
     let keys: StoreKeys
     /// This process' instance id (random per start), in leases and heartbeats.
     let instance: String
@@ -28,7 +29,7 @@ final class RedisStateStore: Sendable {
     let comebackMilliseconds: Int64
 
     init(
-        pool: RedisPool, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
+        pool: any RedisClient, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
         layoutMilliseconds: Int64, handoverWait: Double, handleBlock: Int, metrics: ServiceMetrics, health: StoreHealth,
         flushInterval: Double
     ) {
@@ -218,12 +219,7 @@ final class RedisStateStore: Sendable {
     /// session.
     func awaitHandover(replyKey: String) throws(StoreFailure) -> Bool {
         let reply = try timed("handover_wait") { () throws(RedisError) in
-            try pool.withConnection { (connection) throws(RedisError) in
-                let normal = connection.commandTimeout
-                connection.setCommandTimeout(handoverWait + normal)
-                defer { connection.setCommandTimeout(normal) }
-                return try connection.send(RedisCommand("BLPOP", replyKey, String(handoverWait)))
-            }
+            try pool.send(RedisCommand("BLPOP", replyKey, String(handoverWait)), timeout: handoverWait + pool.commandTimeout)
         }
         return reply.array?.last?.text == "released"
     }
@@ -439,12 +435,12 @@ final class RedisStateStore: Sendable {
         _ = try? timed("heartbeat") { () throws(RedisError) in try pool.send(RedisCommand("DEL", keys.instance(instance))) }
     }
 
-    /// Waits up to `timeout` seconds on `connection` (dedicated: it blocks) for the next
-    /// handover request to this instance: (session, reply key).
-    func nextHandoverRequest(on connection: RedisConnection, timeout: Double) throws(StoreFailure) -> (session: String, replyKey: String)? {
+    /// Waits up to `timeout` seconds (on a connection it holds meanwhile) for the next handover
+    /// request to this instance: (session, reply key).
+    func nextHandoverRequest(timeout: Double) throws(StoreFailure) -> (session: String, replyKey: String)? {
         let reply: RedisReply
         do {
-            reply = try connection.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)))
+            reply = try pool.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)), timeout: timeout + pool.commandTimeout)
         } catch {
             health.recordUnanswered("inbox: \(error)")
             throw StoreFailure(operation: "inbox", error: error)
