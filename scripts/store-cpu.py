@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 """The shared store's CPU under load: runs `scripts/cluster.sh load --no-restart` (a redis-server,
 N viewportd instances, nginx, wrk updating C sessions) on a Redis port chosen here, reads Redis'
-`INFO commandstats` and `INFO cpu` every second meanwhile, and prints for the loaded window (the
-seconds in which EVALSHA ran): per command its calls, Redis CPU (usec) and usec per call, and
-Redis' own CPU (used_cpu_user + used_cpu_sys) per EVALSHA call and per scrolling session.
+`INFO commandstats` and `INFO cpu` and the instances' session flushes (the sum of
+`viewportd_store_flush_batch_size` in their /metrics) every second meanwhile, and prints for the
+loaded window (the seconds in which EVALSHA ran): per command its calls, Redis CPU (usec) and
+usec per call, and Redis' own CPU (used_cpu_user + used_cpu_sys) per session flush, per EVALSHA
+call and per scrolling session.
 
     scripts/store-cpu.py --binary .build/release/viewportd [--duration 20s] [--connections 32]
 """
 import argparse
+import glob
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,6 +51,20 @@ def info(port):
     return commands, cpu
 
 
+def session_flushes(directory):
+    """Sessions the instances' writers have written so far (their flush batch sizes summed): the
+    instances of the cluster.sh run whose TMPDIR is `directory`."""
+    total = 0.0
+    for path in glob.glob(os.path.join(directory, "viewportd-cluster.*", "viewportd-*.port")):
+        try:
+            port = open(path).read().strip()
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+        except (OSError, ValueError):
+            continue
+        total += sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("viewportd_store_flush_batch_size_sum"))
+    return total
+
+
 def stored_snapshot_sizes(port):
     """The stored snapshot's size (HSTRLEN snap) of each session in the store."""
     keys = subprocess.run(["redis-cli", "-p", str(port), "--scan", "--pattern", "*session:*"], capture_output=True, text=True,
@@ -65,7 +85,8 @@ def main():
     parser.add_argument("--instances", type=int, default=3)
     args = parser.parse_args()
     redis_port = free_port()
-    samples = []  # (time, commands, cpu)
+    directory = tempfile.mkdtemp(prefix="store-cpu-")
+    samples = []  # (time, commands, cpu, session flushes)
     stop = threading.Event()
 
     snapshot_sizes = []
@@ -74,7 +95,7 @@ def main():
         while not stop.is_set():
             got = info(redis_port)
             if got:
-                samples.append((time.time(), *got))
+                samples.append((time.time(), *got, session_flushes(directory)))
                 calls = [s[1].get("evalsha", (0, 0))[0] for s in samples[-2:]]
                 if not snapshot_sizes and len(calls) == 2 and calls[1] - calls[0] >= 50:
                     snapshot_sizes.extend(stored_snapshot_sizes(redis_port))
@@ -86,21 +107,23 @@ def main():
         [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--binary", os.path.abspath(args.binary),
          "--redis-port", str(redis_port), "--duration", args.duration, "--connections", str(args.connections),
          "--instances", str(args.instances)],
-        capture_output=True, text=True)
+        capture_output=True, text=True, env=dict(os.environ, TMPDIR=directory))
     stop.set()
     sampler.join()
+    shutil.rmtree(directory, ignore_errors=True)
     print(load.stdout.strip())
     if load.returncode != 0:
         sys.exit(f"cluster.sh load failed: {load.stderr[-2000:]}")
-    # The window: the seconds with at least half the highest EVALSHA rate (wrk's, not the
-    # sessions' setup before it or the reads after it).
-    evals = [s[1].get("evalsha", (0, 0))[0] for s in samples]
+    # The window: the seconds with at least half the highest rate of session flushes (or of
+    # EVALSHA calls, when the instances' metrics could not be read): wrk's, not the sessions'
+    # setup before it or the reads after it.
+    evals = [s[3] for s in samples] if samples and samples[-1][3] > 0 else [s[1].get("evalsha", (0, 0))[0] for s in samples]
     rates = [evals[k] - evals[k - 1] for k in range(1, len(samples))]
     busy = [k for k in range(1, len(samples)) if rates and evals[k] - evals[k - 1] >= max(50, max(rates) / 2)]
     if not busy:
-        sys.exit("no second with EVALSHA calls: nothing was measured")
+        sys.exit("no second with session flushes: nothing was measured")
     first, last = busy[0] - 1, busy[-1]
-    (t0, c0, cpu0), (t1, c1, cpu1) = samples[first], samples[last]
+    (t0, c0, cpu0, f0), (t1, c1, cpu1, f1) = samples[first], samples[last]
     seconds = t1 - t0
     print(f"\n== Redis during the load: {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
     print(f"{'command':<14}{'calls':>10}{'usec':>12}{'usec/call':>11}")
@@ -117,6 +140,10 @@ def main():
     cpu_us = (cpu1 - cpu0) * 1e6
     print("(Redis 7 counts the commands a script calls in their own rows too: evalsha's usec includes them)")
     print(f"Redis CPU (used_cpu_user+sys): {cpu_us / 1e3:.0f} ms in {seconds:.1f} s = {cpu_us / seconds / 1e3:.1f} ms/s")
+    flushes = f1 - f0
+    if flushes > 0:
+        print(f"session flushes: {flushes:.0f} ({flushes / seconds / args.connections:.1f} per session per second); "
+              f"per session flush: {cpu_us / flushes:.1f} us of Redis CPU")
     print(f"per EVALSHA call: {cpu_us / evalsha:.1f} us of Redis CPU; "
           f"per scrolling session: {cpu_us / seconds / args.connections / 1e3:.2f} ms of CPU per second "
           f"=> {1e6 / (cpu_us / seconds / args.connections):.0f} such sessions per Redis core")

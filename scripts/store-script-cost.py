@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Redis CPU per session write, side by side on one redis-server started here: the store's write
-script as it is (read from Sources/ViewportService/Shared/StoreScripts.swift) against a write
-that does only the fencing check and the write (the cheap-write lever), a plain HSET (the floor),
-and a cell heartbeat (`SET … PX … GET`). Each variant runs in alternating rounds of pipelined
-calls over `--sessions` sessions with a `--snapshot`-byte snapshot; the figures are Redis' own
-CPU (used_cpu_user + used_cpu_sys) per call, the median of the rounds.
+script (read from Sources/ViewportService/Shared/StoreScripts.swift) as most flushes run it (the
+fencing check and the write) and as every eighth of a lease runs it (renewing the lease too),
+one call writing 10 sessions (as a writer round does: the figure is per call, divide by 10),
+a plain HSET (the floor), and a cell heartbeat (`SET … PX … GET`). Each variant runs in
+alternating rounds of pipelined calls over `--sessions` sessions with a `--snapshot`-byte
+snapshot; the figures are Redis' own CPU (used_cpu_user + used_cpu_sys) per call, the median of
+the rounds.
 
     scripts/store-script-cost.py [--sessions 1000] [--snapshot 282] [--rounds 5] [--calls 10000] [--batches 1,10,64]
 
@@ -24,16 +26,6 @@ import time
 from resp import Resp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-CHEAP_WRITE = """
-local stored = redis.call('HMGET', KEYS[1], 'epoch', 'ver')
-if stored[1] ~= ARGV[1] then return 'lost' end
-if tonumber(ARGV[2]) > tonumber(stored[2] or '0') then
-  redis.call('HSET', KEYS[1], 'ver', ARGV[2], 'snap', ARGV[3])
-end
-return 'ok'
-"""
-
 
 def store_script(name):
     """The Lua source of `static let <name> = RedisScript(#\"\"\" … \"\"\"#)` in StoreScripts.swift."""
@@ -88,23 +80,24 @@ def main():
         version = re.search(r"redis_version:(\S+)", r.call("INFO", "server").decode()).group(1)
         write = store_script("write").encode()
         write_sha = hashlib.sha1(write).hexdigest()
-        cheap = CHEAP_WRITE.encode()
-        cheap_sha = hashlib.sha1(cheap).hexdigest()
         r.call("SCRIPT", "LOAD", write)
-        r.call("SCRIPT", "LOAD", cheap)
         snapshot = os.urandom(args.snapshot)
-        instance, lease, session_ms, layout_ms = "host-1-abcdefgh", 2000, 3_600_000, 7_200_000
-        r.pipeline([("SET", "layout:L", b"x" * 100, "PX", layout_ms)] + [
-            ("HSET", f"session:{{{i}}}", "epoch", 1, "ver", 0, "hwm", 1024, "owner", instance) for i in range(args.sessions)] + [
-            ("HSET", f"cheap:{{{i}}}", "epoch", 1, "ver", 0, "hwm", 1024) for i in range(args.sessions)])
+        instance, lease, session_ms = "host-1-abcdefgh", 2000, 3_600_000
+        r.pipeline([("HSET", f"session:{{{i}}}", "epoch", 1, "ver", 0, "hwm", 1024, "owner", instance) for i in range(args.sessions)])
         version_counter = [0]
 
-        def write_call(i):
-            return ("EVALSHA", write_sha, 6, f"session:{{{i}}}", f"lease:{{{i}}}", "layout:L", "layout:L", "reply:none",
-                    f"instance:{instance}", instance, 1, version_counter[0], snapshot, 1024, lease, session_ms, layout_ms, "0", "write", "0")
+        def write_call(i, renew="0", count=1):
+            keys, arguments = [], [instance, lease, session_ms]
+            for j in range(i, i + count):
+                keys += [f"session:{{{j % args.sessions}}}", f"lease:{{{j % args.sessions}}}", "reply:none"]
+                arguments += [1, version_counter[0], snapshot, 1024, renew, "write", "0"]
+            return ("EVALSHA", write_sha, len(keys), *keys, *arguments)
 
-        def cheap_call(i):
-            return ("EVALSHA", cheap_sha, 1, f"cheap:{{{i}}}", 1, version_counter[0], snapshot)
+        def renewing_write_call(i):
+            return write_call(i, renew="1")
+
+        def batch_write_call(i):
+            return write_call(i * 10, count=10)
 
         def hset_call(i):
             return ("HSET", f"plain:{{{i}}}", "ver", version_counter[0], "snap", snapshot)
@@ -112,7 +105,8 @@ def main():
         def beat_call(i):
             return ("SET", f"beat:{{c{i % 1024}}}", instance, "PX", 1000, "GET")
 
-        variants = [("write script (today)", write_call), ("cheap write script", cheap_call), ("plain HSET ver snap", hset_call),
+        variants = [("write script", write_call), ("write script, renewing", renewing_write_call),
+                    ("write script, 10 per call", batch_write_call), ("plain HSET ver snap", hset_call),
                     ("cell heartbeat SET PX GET", beat_call)]
         batches = [int(b) for b in args.batches.split(",")]
         results = {(name, batch): [] for name, _ in variants for batch in batches}

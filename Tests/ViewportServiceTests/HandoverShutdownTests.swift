@@ -31,7 +31,7 @@ struct HandoverShutdownTests {
         // …and another instance asks for the session: the request waits in the inbox.
         let store = shared.store
         let asker = RedisStateStore(
-            pool: RedisPool(endpoint: store.pool.endpoint, connectTimeout: 1, commandTimeout: 1, capacity: 2), keys: store.keys,
+            pool: RedisPool(endpoint: try RedisEndpoint(url: redis.url), connectTimeout: 1, commandTimeout: 1, capacity: 2), keys: store.keys,
             instance: "asker", leaseMilliseconds: store.leaseMilliseconds, sessionMilliseconds: store.sessionMilliseconds,
             layoutMilliseconds: store.layoutMilliseconds, handoverWait: 2, handleBlock: store.handleBlock, metrics: ServiceMetrics(),
             health: StoreHealth(), flushInterval: 0.1)

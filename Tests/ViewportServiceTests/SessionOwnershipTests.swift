@@ -259,4 +259,32 @@ struct SessionOwnershipTests {
         #expect(SessionOwnership.fresh().mayAnswer(now: .max - 1, lostReplySince: .max - 1), "never stored: nobody else can have it")
         #expect(SessionOwnership.local.mayAnswer(now: 5, lostReplySince: 10), "no store")
     }
+
+    @Test func aWriteRenewsTheLeaseOnlyWhenARenewalIsDueAndOnlyARenewingOneExtendsIt() {
+        let interval = Self.lease / 8
+        var o = SessionOwnership.acquired(epoch: 4, version: 10, handleLimit: 2048, sentAt: 0, lease: Self.lease)
+        _ = o.changed(highestHandle: 10, at: 1)
+        // Renewed at 0: a write soon after does not renew, and its success does not extend the lease.
+        let early = o.beginWrite(now: interval - 1, highestHandle: 10, block: Self.block, renewInterval: interval)
+        #expect(early?.renews == false)
+        o.writeSucceeded(early!, lease: Self.lease)
+        #expect(!o.isDirty)
+        #expect(o.validUntil == Self.lease / 4 * 3, "a write that renewed nothing does not extend the lease")
+        #expect(o.admit(now: Self.lease / 4 * 3) == .renewFirst)
+        // Due: the write renews, and its success extends the lease from when it was sent.
+        _ = o.changed(highestHandle: 10, at: interval)
+        let due = o.beginWrite(now: interval, highestHandle: 10, block: Self.block, renewInterval: interval)
+        #expect(due?.renews == true)
+        o.writeSucceeded(due!, lease: Self.lease)
+        #expect(o.validUntil == interval + Self.lease / 4 * 3)
+        // A round trip without an answer since: the next write renews at once (it confirms the lease).
+        _ = o.changed(highestHandle: 10, at: interval + 2)
+        let unconfirmed = o.beginWrite(now: interval + 2, highestHandle: 10, block: Self.block, renewInterval: interval, lostReplySince: interval + 1)
+        #expect(unconfirmed?.renews == true)
+        // Never stored: the first write makes the record with a lease, whatever the interval.
+        var fresh = SessionOwnership.fresh()
+        #expect(fresh.beginWrite(now: 0, highestHandle: 0, block: Self.block, renewInterval: .max)?.renews == true)
+        // Without an interval (the default) every write renews, as handovers and shutdown expect.
+        #expect(o.beginWrite(now: interval + 3, highestHandle: 10, block: Self.block)?.renews == true)
+    }
 }

@@ -3,7 +3,8 @@ import Synchronization
 import ViewportRedis
 
 /// Waits for handover requests to this instance (a blocking pop on its inbox list, on a
-/// connection of its own) and answers each at once: the asker is waiting.
+/// connection of the store's client that it holds while it waits) and answers each at once: the
+/// asker is waiting.
 struct HandoverListener: Sendable {
     let sessions: SharedSessionStore
 
@@ -12,19 +13,15 @@ struct HandoverListener: Sendable {
 
     func run() {
         let store = sessions.store
-        let connection = RedisConnection(
-            endpoint: store.pool.endpoint, connectTimeout: store.pool.connectTimeout,
-            commandTimeout: Self.wait + store.pool.commandTimeout)
         while sessions.listening.load(ordering: .relaxed) {
             do {
-                if let (session, replyKey) = try store.nextHandoverRequest(on: connection, timeout: Self.wait) {
+                if let (session, replyKey) = try store.nextHandoverRequest(timeout: Self.wait) {
                     sessions.handOver(session, replyKey: replyKey)
                 }
             } catch {
-                // The store is unreachable: try again shortly (the connection reconnects).
+                // The store is unreachable: try again shortly (the client reconnects).
                 Thread.sleep(forTimeInterval: 0.1)
             }
         }
-        connection.close()
     }
 }

@@ -2,11 +2,12 @@ import Synchronization
 import ViewportRedis
 
 /// The shared store's operations, typed: layouts by id, and a session's record (acquire, write,
-/// renew, release, delete) through ``StoreScripts``, on a ``RedisPool``. Every call is bounded by
+/// renew, release, delete) through ``StoreScripts``, on a ``RedisClient`` (one server's pool, or
+/// a cluster's client). Every call is bounded by
 /// the pool's timeouts and reports a failure as ``StoreFailure``; each round trip is timed in the
 /// metrics and updates the store's health.
 final class RedisStateStore: Sendable {
-    let pool: RedisPool
+    let pool: any RedisClient
     let keys: StoreKeys
     /// This process' instance id (random per start), in leases and heartbeats.
     let instance: String
@@ -28,7 +29,7 @@ final class RedisStateStore: Sendable {
     let comebackMilliseconds: Int64
 
     init(
-        pool: RedisPool, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
+        pool: any RedisClient, keys: StoreKeys, instance: String, leaseMilliseconds: Int64, sessionMilliseconds: Int64,
         layoutMilliseconds: Int64, handoverWait: Double, handleBlock: Int, metrics: ServiceMetrics, health: StoreHealth,
         flushInterval: Double
     ) {
@@ -48,11 +49,11 @@ final class RedisStateStore: Sendable {
 
     /// A round trip, timed and counted. An error reply that says the store refuses this client
     /// (``refusal(in:)``) fails it like a lost connection.
-    private func timed<R>(_ operation: String, _ body: () throws(RedisError) -> R) throws(StoreFailure) -> R {
+    private func timed<R>(_ operation: String, refusalsFail: Bool = true, _ body: () throws(RedisError) -> R) throws(StoreFailure) -> R {
         let started = Monotonic.nanoseconds()
         do throws(RedisError) {
             let result = try body()
-            if let refusal = Self.refusal(in: result) { throw RedisError.server(refusal) }
+            if refusalsFail, let refusal = Self.refusal(in: result) { throw RedisError.server(refusal) }
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: false)
             return result
         } catch {
@@ -218,12 +219,7 @@ final class RedisStateStore: Sendable {
     /// session.
     func awaitHandover(replyKey: String) throws(StoreFailure) -> Bool {
         let reply = try timed("handover_wait") { () throws(RedisError) in
-            try pool.withConnection { (connection) throws(RedisError) in
-                let normal = connection.commandTimeout
-                connection.setCommandTimeout(handoverWait + normal)
-                defer { connection.setCommandTimeout(normal) }
-                return try connection.send(RedisCommand("BLPOP", replyKey, String(handoverWait)))
-            }
+            try pool.send(RedisCommand("BLPOP", replyKey, String(handoverWait)), timeout: handoverWait + pool.commandTimeout)
         }
         return reply.array?.last?.text == "released"
     }
@@ -255,36 +251,112 @@ final class RedisStateStore: Sendable {
         case unsent
     }
 
+    /// A lease to renew: the session, the epoch it is held at, whether it was read since the
+    /// last renewal (its record's and its layouts' expiry move then), the layouts it names.
+    typealias Renewal = (session: String, epoch: Int64, touched: Bool, layouts: [String])
+
     /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
     func write(_ writes: [Write], operation: String = "write") -> [Outcome] {
-        guard !writes.isEmpty else { return [] }
-        let commands = writes.map { w in
-            RedisCommand.evalsha(
-                StoreScripts.write,
-                keys: [
-                    keys.session(w.session), keys.lease(w.session), keys.layout(w.layouts.first ?? ""),
-                    keys.layout(w.layouts.last ?? ""), w.replyKey ?? keys.reply("none"), keys.instance(instance),
-                ],
-                arguments: [
-                    instance, w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, leaseMilliseconds, sessionMilliseconds,
-                    layoutMilliseconds, w.ticket.create ? "1" : "0", w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
-                ])
-        }
-        return outcomes(operation, commands)
+        round(writes: writes, operation: operation).writes
     }
 
-    /// Renews leases in one pipeline: (session, epoch, whether it was read since the last one,
-    /// the layouts it names: their expiry moves with the session's).
-    func renew(_ renewals: [(session: String, epoch: Int64, touched: Bool, layouts: [String])]) -> [Outcome] {
-        outcomes("renew", renewals.map { r in
-            RedisCommand.evalsha(
-                StoreScripts.renew,
-                keys: [
-                    keys.session(r.session), keys.lease(r.session), keys.layout(r.layouts.first ?? ""), keys.layout(r.layouts.last ?? ""),
-                    keys.instance(instance),
-                ],
-                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0, layoutMilliseconds])
-        })
+    /// Renews leases in one pipeline.
+    func renew(_ renewals: [Renewal]) -> [Outcome] {
+        round(renewals: renewals, operation: "renew").renewals
+    }
+
+    /// One round trip of the writer: the heartbeat (``heartbeat()``), the writes and the
+    /// renewals, and the expiry of every layout they name, once per layout. A pipeline that sets
+    /// leases also sets this instance's heartbeat key before them, with the lease as TTL: a lease
+    /// never outlives its owner's heartbeat by more than the pipeline's own microseconds (a lease
+    /// without one is a dead owner's: ``StoreScripts/acquire``). A layout the store no longer has
+    /// makes the outcome of the writes and renewals naming it ``Outcome/layoutMissing``.
+    func round(heartbeat: Bool = false, writes: [Write] = [], renewals: [Renewal] = [], operation: String = "write")
+        -> (writes: [Outcome], renewals: [Outcome])
+    {
+        guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], []) }
+        var commands: [RedisCommand] = []
+        if heartbeat {
+            commands.append(heartbeatCommand())
+        } else if !renewals.isEmpty || writes.contains(where: { !$0.release }) {
+            commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
+        }
+        // The writes in one script call (``StoreScripts/write``).
+        let writeCall = writes.isEmpty ? nil : commands.count
+        if !writes.isEmpty {
+            var keyList: [any RedisArgument] = []
+            var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds]
+            for w in writes {
+                keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none")]
+                arguments += [
+                    w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, w.ticket.renews ? "1" : "0",
+                    w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
+                ]
+            }
+            commands.append(.evalsha(StoreScripts.write, keys: keyList, arguments: arguments))
+        }
+        let firstRenewal = commands.count
+        for r in renewals {
+            commands.append(.evalsha(
+                StoreScripts.renew, keys: [keys.session(r.session), keys.lease(r.session)],
+                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0]))
+        }
+        // Each layout's expiry once, however many sessions name it.
+        var layoutIDs: [String] = []
+        var seen = Set<String>()
+        for id in writes.flatMap(\.layouts) + renewals.flatMap(\.layouts) where seen.insert(id).inserted { layoutIDs.append(id) }
+        let firstLayout = commands.count
+        commands += layoutIDs.map { RedisCommand("PEXPIRE", keys.layout($0), layoutMilliseconds) }
+
+        let sentAt = Monotonic.nanoseconds()
+        if heartbeat { health.heartbeatSent(at: sentAt) }
+        var replies: [RedisReply]
+        do throws(StoreFailure) {
+            replies = try timed(operation, refusalsFail: false) { () throws(RedisError) in try pool.pipeline(commands) }
+            if replies.count != commands.count { throw StoreFailure(operation: operation, error: .unexpected("\(replies.count) replies")) }
+        } catch {
+            if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: false) }
+            let outcome: Outcome = Self.mayHaveRun(error.error) ? .failed : .unsent
+            return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count))
+        }
+        if let refusal = Self.refusal(in: replies) { health.recordFailure("\(operation): \(refusal)") }
+        if heartbeat {
+            let answered = replies[0].errorMessage == nil
+            health.heartbeatEnded(sentAt: sentAt, answered: answered)
+            if answered { heardBefore.store(true, ordering: .relaxed) }
+        }
+        var missing = Set<String>()
+        for (offset, id) in layoutIDs.enumerated() where replies[firstLayout + offset].integer == 0 { missing.insert(id) }
+        func outcome(_ reply: RedisReply, layouts: [String]) -> Outcome {
+            switch reply.text {
+            case "ok": return layouts.contains(where: missing.contains) ? .layoutMissing : .ok
+            case "lost": return .lost
+            case "missing": return .missing
+            default:
+                // A refusal stops a script before its first write (`OOM`, `NOPERM`); any
+                // other error reply may have stopped it midway.
+                if case .error(let message) = reply, Self.isRefusal(message) { return .unsent }
+                return .failed
+            }
+        }
+        let writeOutcomes: [Outcome]
+        if let writeCall {
+            let reply = replies[writeCall]
+            if let answers = reply.array, answers.count == writes.count {
+                writeOutcomes = zip(answers, writes).map { outcome($0, layouts: $1.layouts) }
+            } else if writes.count == 1 {
+                writeOutcomes = [outcome(reply, layouts: writes[0].layouts)]
+            } else {
+                // The call stopped midway: the writes before it ran.
+                writeOutcomes = Array(repeating: .failed, count: writes.count)
+            }
+        } else {
+            writeOutcomes = []
+        }
+        return (
+            writeOutcomes,
+            renewals.enumerated().map { outcome(replies[firstRenewal + $0.offset], layouts: $0.element.layouts) }
+        )
     }
 
     func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {
@@ -292,28 +364,6 @@ final class RedisStateStore: Sendable {
             try pool.send(.evalsha(StoreScripts.delete, keys: [keys.session(id), keys.lease(id)], arguments: [instance, epoch, sessionMilliseconds]))
         }
         return reply.text == "ok" ? .ok : .lost
-    }
-
-    private func outcomes(_ operation: String, _ commands: [RedisCommand]) -> [Outcome] {
-        guard !commands.isEmpty else { return [] }
-        do {
-            let replies = try timed(operation) { () throws(RedisError) in try pool.pipeline(commands) }
-            return replies.map { reply in
-                switch reply.text {
-                case "ok": return .ok
-                case "lost": return .lost
-                case "missing": return .missing
-                case "layout": return .layoutMissing
-                default:
-                    // A refusal stops a script before its first write (`OOM`, `NOPERM`); any
-                    // other error reply may have stopped it midway.
-                    if case .error(let message) = reply, Self.isRefusal(message) { return .unsent }
-                    return .failed
-                }
-            }
-        } catch {
-            return Array(repeating: Self.mayHaveRun(error.error) ? .failed : .unsent, count: commands.count)
-        }
     }
 
     /// Whether a command that failed with `error` may have reached the store and run: anything
@@ -361,20 +411,23 @@ final class RedisStateStore: Sendable {
     // MARK: Instances
 
     /// This instance is alive for another lease (and the store notes when every instance had
-    /// lost it: ``StoreScripts/heartbeat``).
+    /// lost it: ``StoreScripts/heartbeat``). The writer sends it in its round's pipeline
+    /// (``round(heartbeat:writes:renewals:operation:)``).
     func heartbeat() throws(StoreFailure) {
         let sentAt = Monotonic.nanoseconds()
         health.heartbeatSent(at: sentAt)
         var answered = false
         defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
-        let reply = try timed("heartbeat") { () throws(RedisError) in
-            try pool.send(.evalsha(
-                StoreScripts.heartbeat, keys: [keys.instance(instance)],
-                arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"]))
-        }
+        let reply = try timed("heartbeat") { () throws(RedisError) in try pool.send(heartbeatCommand()) }
         if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
         answered = true
         heardBefore.store(true, ordering: .relaxed)
+    }
+
+    private func heartbeatCommand() -> RedisCommand {
+        .evalsha(
+            StoreScripts.heartbeat, keys: [keys.instance(instance)],
+            arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"])
     }
 
     /// This instance is gone (after its sessions were released).
@@ -382,12 +435,12 @@ final class RedisStateStore: Sendable {
         _ = try? timed("heartbeat") { () throws(RedisError) in try pool.send(RedisCommand("DEL", keys.instance(instance))) }
     }
 
-    /// Waits up to `timeout` seconds on `connection` (dedicated: it blocks) for the next
-    /// handover request to this instance: (session, reply key).
-    func nextHandoverRequest(on connection: RedisConnection, timeout: Double) throws(StoreFailure) -> (session: String, replyKey: String)? {
+    /// Waits up to `timeout` seconds (on a connection it holds meanwhile) for the next handover
+    /// request to this instance: (session, reply key).
+    func nextHandoverRequest(timeout: Double) throws(StoreFailure) -> (session: String, replyKey: String)? {
         let reply: RedisReply
         do {
-            reply = try connection.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)))
+            reply = try pool.send(RedisCommand("BLPOP", keys.inbox(instance), String(timeout)), timeout: timeout + pool.commandTimeout)
         } catch {
             health.recordUnanswered("inbox: \(error)")
             throw StoreFailure(operation: "inbox", error: error)

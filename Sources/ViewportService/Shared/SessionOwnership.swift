@@ -174,6 +174,9 @@ struct SessionOwnership: Sendable, Equatable {
         /// The store may not have the session yet: create it if missing.
         var create: Bool
         var sentAt: Int64
+        /// The write renews the lease (every `renewInterval`, and while unconfirmed): only then
+        /// does its success extend how long the session may be answered from memory.
+        var renews = true
     }
 
     /// Starts a write of the current state (a flush, a synchronous reserve, a release) at `now`,
@@ -182,13 +185,19 @@ struct SessionOwnership: Sendable, Equatable {
     ///
     /// A session never stored gets its first reserve now, before the write is confirmed: if the
     /// write did reach the store (its reply was lost), handles answered meanwhile are covered.
-    mutating func beginWrite(now: Int64, highestHandle: Int, block: Int) -> WriteTicket? {
+    ///
+    /// The write renews the lease too when a renewal is due (``needsRenewal(now:interval:lostReplySince:)``
+    /// with `renewInterval`; 0: every write renews), or when the store may not have the session.
+    mutating func beginWrite(now: Int64, highestHandle: Int, block: Int, renewInterval: Int64 = 0, lostReplySince: Int64 = .min)
+        -> WriteTicket?
+    {
         guard phase == .fresh || phase == .owned || phase == .handingOver else { return nil }
         var limit = everStored ? handleLimit : highestHandle + block
         if highestHandle + block / 2 > limit { limit = highestHandle + block }
         if !everStored { handleLimit = min(handleLimit, limit) }
         writeBegun = true
-        return WriteTicket(epoch: epoch, version: version, handleLimit: limit, create: !everStored, sentAt: now)
+        let renews = !everStored || phase != .owned || needsRenewal(now: now, interval: renewInterval, lostReplySince: lostReplySince)
+        return WriteTicket(epoch: epoch, version: version, handleLimit: limit, create: !everStored, sentAt: now, renews: renews)
     }
 
     /// A write (or renewal) the store accepted (or found superseded by a newer one). In doubt,
@@ -201,7 +210,7 @@ struct SessionOwnership: Sendable, Equatable {
         everStored = true
         handleLimit = max(handleLimit == .max ? 0 : handleLimit, ticket.handleLimit)
         if phase == .fresh { phase = .owned }
-        if phase == .owned || phase == .handingOver {
+        if ticket.renews && (phase == .owned || phase == .handingOver) {
             validUntil = max(validUntil == .max ? 0 : validUntil, ticket.sentAt + Self.validFor(lease))
             renewedAt = max(renewedAt, ticket.sentAt)
         }

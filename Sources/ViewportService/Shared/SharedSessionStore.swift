@@ -254,7 +254,11 @@ final class SharedSessionStore: SessionRepository {
     /// Writes the session now (for `purpose`); 503 when the store does not answer.
     private func writeNow(_ handle: SessionHandle, _ state: inout SessionHandle.State, purpose: SynchronousWrite) throws(Problem) {
         let sentAt = Monotonic.nanoseconds()
-        guard let ticket = state.ownership.beginWrite(now: sentAt, highestHandle: state.session.nextHandle - 1, block: store.handleBlock) else {
+        guard
+            let ticket = state.ownership.beginWrite(
+                now: sentAt, highestHandle: state.session.nextHandle - 1, block: store.handleBlock, renewInterval: renewNanoseconds / 2,
+                lostReplySince: store.health.lostReplySince)
+        else {
             throw Problem.unavailable("session \(handle.id) moved to another instance; retry")
         }
         let write = RedisStateStore.Write(
@@ -524,11 +528,13 @@ final class SharedSessionStore: SessionRepository {
         listenerThread.start()
     }
 
-    /// One round of the writer: the heartbeat, the dirty sessions, and the leases due for renewal.
+    /// One round of the writer: the heartbeat, the dirty sessions, and the leases due for
+    /// renewal, in one pipeline (more only past ``batchLimit`` commands). A write renews its
+    /// session's lease only when a renewal is due (every eighth of a lease), not every flush.
     func flushOnce() {
-        do { try store.heartbeat() } catch {}
         store.health.logIfChanged()
         let now = Monotonic.nanoseconds()
+        let lostReplySince = store.health.lostReplySince
         let queued = dirty.withLock { queue in
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
@@ -538,23 +544,45 @@ final class SharedSessionStore: SessionRepository {
             handle.queued.store(false, ordering: .releasing)
             let write: RedisStateStore.Write? = handle.state.withLock { state in
                 guard !state.closed, state.ownership.isDirty,
-                    let ticket = state.ownership.beginWrite(now: now, highestHandle: state.session.nextHandle - 1, block: store.handleBlock)
+                    let ticket = state.ownership.beginWrite(
+                        now: now, highestHandle: state.session.nextHandle - 1, block: store.handleBlock, renewInterval: renewNanoseconds / 2,
+                        lostReplySince: lostReplySince)
                 else { return nil }
                 return RedisStateStore.Write(
                     session: handle.id, ticket: ticket, snapshot: state.session.snapshot(), layouts: Self.layoutIDs(of: state.session))
             }
             if let write { pending.append((handle, write)) }
         }
-        var start = 0
-        while start < pending.count {
-            let chunk = Array(pending[start..<min(pending.count, start + Self.batchLimit)])
-            start += chunk.count
-            metrics.recordFlush(sessions: chunk.count)
-            let outcomes = store.write(chunk.map(\.write))
-            for ((handle, write), outcome) in zip(chunk, outcomes) { record(outcome, of: write, for: handle) }
-            republishLayouts(of: zip(chunk, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
+        let (due, doubtful) = leasesDue(now: now, writing: Set(pending.map { ObjectIdentifier($0.handle) }))
+        var writeStart = 0
+        var renewStart = 0
+        var first = true
+        while first || writeStart < pending.count || renewStart < due.count {
+            let writes = Array(pending[writeStart..<min(pending.count, writeStart + Self.batchLimit)])
+            writeStart += writes.count
+            let renewals = Array(due[renewStart..<min(due.count, renewStart + Self.batchLimit - writes.count)])
+            renewStart += renewals.count
+            if !writes.isEmpty { metrics.recordFlush(sessions: writes.count) }
+            let sentAt = Monotonic.nanoseconds()
+            let outcomes = store.round(
+                heartbeat: first, writes: writes.map(\.write), renewals: renewals.map { ($0.handle.id, $0.epoch, $0.touched, $0.layouts) })
+            first = false
+            for ((handle, write), outcome) in zip(writes, outcomes.writes) { record(outcome, of: write, for: handle) }
+            republishLayouts(of: zip(writes, outcomes.writes).filter { $0.1 == .layoutMissing }.map(\.0.write))
+            for (entry, outcome) in zip(renewals, outcomes.renewals) {
+                entry.handle.state.withLock { state in
+                    switch outcome {
+                    case .ok, .layoutMissing: state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
+                    case .lost: if !state.closed { lose(entry.handle, &state) }
+                    case .missing: state.ownership.storeLostTheRecord()
+                    case .failed: state.ownership.replyLost(sentAt: sentAt)
+                    case .unsent: break
+                    }
+                }
+                if outcome == .missing { enqueue(entry.handle) }
+            }
         }
-        renewLeases(now: now, writing: Set(pending.map { ObjectIdentifier($0.handle) }))
+        reclaim(doubtful)
     }
 
     private func record(_ outcome: RedisStateStore.Outcome, of write: RedisStateStore.Write, for handle: SessionHandle) {
@@ -579,15 +607,17 @@ final class SharedSessionStore: SessionRepository {
         for id in Set(writes.flatMap(\.layouts)) { layouts.republish(id: id) }
     }
 
-    /// Renews, in one pipeline, the leases of the sessions no write renewed lately (every
-    /// quarter lease, and in the next round for one unconfirmed since a round trip got no
-    /// answer), and reclaims the sessions whose release got no answer.
-    private func renewLeases(now: Int64, writing: Set<ObjectIdentifier>) {
+    /// The leases of the sessions no write renews this round that are due for renewal (every
+    /// eighth of a lease, and in the next round for one unconfirmed since a round trip got no
+    /// answer), and the sessions whose release got no answer (to reclaim).
+    private func leasesDue(now: Int64, writing: Set<ObjectIdentifier>)
+        -> (due: [(handle: SessionHandle, epoch: Int64, touched: Bool, layouts: [String])], doubtful: [(handle: SessionHandle, epoch: Int64)])
+    {
         let lostReplySince = store.health.lostReplySince
         // Every round while some lease is unconfirmed (a lost reply since the last scan), else
         // every eighth of a lease.
         let unconfirmed = lostReplySince >= lastRenewScan.load(ordering: .relaxed) - leaseNanoseconds
-        guard unconfirmed || now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return }
+        guard unconfirmed || now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return ([], []) }
         lastRenewScan.store(now, ordering: .relaxed)
         var due: [(handle: SessionHandle, epoch: Int64, touched: Bool, layouts: [String])] = []
         var doubtful: [(handle: SessionHandle, epoch: Int64)] = []
@@ -606,26 +636,7 @@ final class SharedSessionStore: SessionRepository {
             }
             if let (epoch, touched, layouts) = renewal { due.append((handle, epoch, touched, layouts)) }
         }
-        var start = 0
-        while start < due.count {
-            let chunk = Array(due[start..<min(due.count, start + Self.batchLimit)])
-            start += chunk.count
-            let sentAt = Monotonic.nanoseconds()
-            let outcomes = store.renew(chunk.map { ($0.handle.id, $0.epoch, $0.touched, $0.layouts) })
-            for (entry, outcome) in zip(chunk, outcomes) {
-                entry.handle.state.withLock { state in
-                    switch outcome {
-                    case .ok, .layoutMissing: state.ownership.renewalSucceeded(sentAt: sentAt, lease: leaseNanoseconds)
-                    case .lost: if !state.closed { lose(entry.handle, &state) }
-                    case .missing: state.ownership.storeLostTheRecord()
-                    case .failed: state.ownership.replyLost(sentAt: sentAt)
-                    case .unsent: break
-                    }
-                }
-                if outcome == .missing { enqueue(entry.handle) }
-            }
-        }
-        reclaim(doubtful)
+        return (due, doubtful)
     }
 
     /// Asks the store whether releases that got no answer ran: each session is taken back at a

@@ -101,75 +101,85 @@ enum StoreScripts {
         return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
         """#)
 
-    /// KEYS: session, lease, layout, previous layout, reply, the writer's heartbeat. ARGV:
-    /// instance, epoch, version, snapshot, handle reserve, lease ms, session ms, layout ms, create
-    /// ('1'/'0'), mode ('write'/'release'), reply ('1'/'0').
+    /// Writes of several sessions in one call (a script call costs more than the few commands
+    /// each write runs). KEYS: per write its session, lease and reply key. ARGV: instance, lease
+    /// ms, session ms, then per write: epoch, version, snapshot, handle reserve, renew ('1'/'0'),
+    /// mode ('write'/'release'), reply ('1'/'0'). Answers one status per write, in order.
     ///
-    /// Writes the snapshot if its version is newer than the stored one, raises the handle
-    /// reserve, and renews the lease and the writer's heartbeat (or takes back a lapsed lease:
-    /// same epoch, nobody took it);
+    /// Each write is the fencing check and the write, nothing more, since it runs for every flush
+    /// of every session: it writes the snapshot if its version is newer than the stored one and
+    /// raises the handle reserve when the stored epoch is the writer's. The epoch alone proves
+    /// the session is the writer's: acquiring, releasing, reclaiming and deleting each change it,
+    /// and a lease is only ever set with the epoch it names. With `renew` (every eighth of a
+    /// lease, not every flush) it also renews the lease (or takes back a lapsed one: same epoch,
+    /// nobody took it) and the record's expiry; the layouts' expiry and the writer's heartbeat are
+    /// commands of their own in the same pipeline
+    /// (``RedisStateStore/round(heartbeat:writes:renewals:operation:)``).
     /// `release` then gives the session up (epoch + 1, no lease) and, with a reply, tells the
-    /// instance that asked. A missing record is made: a session opened here (`create`), or one
+    /// instance that asked. A missing record is made, with a lease: a session opened here, or one
     /// the server lost (restarted without persistence) while its owner still had it. A deleted
     /// session leaves a tombstone (`deleted`, a newer epoch) that no write brings back.
-    /// Answers `ok` (`layout` when one of the session's layouts is missing: the server lost it,
-    /// and the owner writes it again), or `lost` when another owner (a newer epoch) has it or it
-    /// was deleted.
+    /// A write answers `ok`, or `lost` when another owner (a newer epoch) has it or it was deleted.
     static let write = RedisScript(#"""
-        local token = ARGV[1] .. '|' .. ARGV[2]
-        local epoch = redis.call('HGET', KEYS[1], 'epoch')
-        if not epoch then
-          redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'ver', '0', 'hwm', '0', 'owner', ARGV[1])
-          epoch = ARGV[2]
-        end
-        if epoch ~= ARGV[2] then return 'lost' end
-        local lease = redis.call('GET', KEYS[2])
-        if lease and lease ~= token then return 'lost' end
-        if tonumber(ARGV[5]) > tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0') then
-          redis.call('HSET', KEYS[1], 'hwm', ARGV[5])
-        end
-        if tonumber(ARGV[3]) > tonumber(redis.call('HGET', KEYS[1], 'ver') or '0') then
-          redis.call('HSET', KEYS[1], 'ver', ARGV[3], 'snap', ARGV[4])
-        end
-        redis.call('PEXPIRE', KEYS[1], ARGV[7])
-        local answer = 'ok'
-        if redis.call('PEXPIRE', KEYS[3], ARGV[8]) == 0 or redis.call('PEXPIRE', KEYS[4], ARGV[8]) == 0 then
-          answer = 'layout'
-        end
-        if ARGV[10] == 'release' then
-          redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-          redis.call('HSET', KEYS[1], 'free', '1')
-          redis.call('DEL', KEYS[2])
-          if ARGV[11] == '1' then
-            redis.call('RPUSH', KEYS[5], 'released')
-            redis.call('PEXPIRE', KEYS[5], 10000)
+        local instance, leaseMs, sessionMs = ARGV[1], ARGV[2], ARGV[3]
+        local function write(key, leaseKey, replyKey, asked, version, snapshot, reserve, renew, mode, tell)
+          local epoch = redis.call('HGET', key, 'epoch')
+          local ver, hwm
+          if epoch == asked then
+            ver, hwm = redis.call('HGET', key, 'ver'), redis.call('HGET', key, 'hwm')
+          elseif epoch then
+            return 'lost'
+          else
+            local lease = redis.call('GET', leaseKey)
+            if lease and lease ~= instance .. '|' .. asked then return 'lost' end
+            redis.call('HSET', key, 'epoch', asked, 'ver', '0', 'hwm', '0', 'owner', instance)
+            ver, hwm, renew = '0', '0', '1'
           end
-        else
-          redis.call('SET', KEYS[2], token, 'PX', ARGV[6])
-          redis.call('SET', KEYS[6], '1', 'PX', ARGV[6])
+          local raise = tonumber(reserve) > tonumber(hwm or '0')
+          if tonumber(version) > tonumber(ver or '0') then
+            if raise then
+              redis.call('HSET', key, 'ver', version, 'snap', snapshot, 'hwm', reserve)
+            else
+              redis.call('HSET', key, 'ver', version, 'snap', snapshot)
+            end
+          elseif raise then
+            redis.call('HSET', key, 'hwm', reserve)
+          end
+          if mode == 'release' then
+            redis.call('HINCRBY', key, 'epoch', 1)
+            redis.call('HSET', key, 'free', '1')
+            redis.call('DEL', leaseKey)
+            redis.call('PEXPIRE', key, sessionMs)
+            if tell == '1' then
+              redis.call('RPUSH', replyKey, 'released')
+              redis.call('PEXPIRE', replyKey, 10000)
+            end
+          elseif renew == '1' then
+            redis.call('SET', leaseKey, instance .. '|' .. asked, 'PX', leaseMs)
+            redis.call('PEXPIRE', key, sessionMs)
+          end
+          return 'ok'
         end
-        return answer
+        local answers = {}
+        for i = 0, #KEYS / 3 - 1 do
+          local k, a = i * 3, 3 + i * 7
+          answers[i + 1] = write(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7])
+        end
+        return answers
         """#)
 
-    /// KEYS: session, lease, layout, previous layout, the owner's heartbeat. ARGV: instance, epoch,
-    /// lease ms, session ms ('0': leave the session's expiry), layout ms. Renews the lease of an
-    /// owner that still is one: `ok` or `lost`, or `missing` when the server lost the record (the
-    /// owner writes it again). A session read since the last renewal lives on, and so do its
-    /// layouts (a session only read kept its record while its layout expired: an audit).
+    /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
+    /// session's expiry). Renews the lease of an owner that still is one (the epoch proves it, as
+    /// in ``write``): `ok` or `lost`, or `missing` when the server lost the record (the owner
+    /// writes it again). A session read since the last renewal lives on (its layouts too: their
+    /// expiry is pushed back in the same pipeline; a session only read kept its record while its
+    /// layout expired: an audit).
     static let renew = RedisScript(#"""
-        local token = ARGV[1] .. '|' .. ARGV[2]
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then return 'missing' end
         if epoch ~= ARGV[2] then return 'lost' end
-        local lease = redis.call('GET', KEYS[2])
-        if lease and lease ~= token then return 'lost' end
-        redis.call('SET', KEYS[2], token, 'PX', ARGV[3])
-        redis.call('SET', KEYS[5], '1', 'PX', ARGV[3])
-        if ARGV[4] ~= '0' then
-          redis.call('PEXPIRE', KEYS[1], ARGV[4])
-          redis.call('PEXPIRE', KEYS[3], ARGV[5])
-          redis.call('PEXPIRE', KEYS[4], ARGV[5])
-        end
+        redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3])
+        if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
         return 'ok'
         """#)
 
