@@ -26,6 +26,7 @@ let package = Package(
             name: "FuzzSupport",
             dependencies: [
                 .product(name: "ViewportCore", package: "viewportd"),
+                .product(name: "ViewportJSON", package: "viewportd"),
                 .product(name: "ViewportService", package: "viewportd"),
             ]
         ),
@@ -36,6 +37,7 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "ViewportCore", package: "viewportd"),
                 .product(name: "ViewportHTTP", package: "viewportd"),
+                .product(name: "ViewportJSON", package: "viewportd"),
                 .product(name: "ViewportService", package: "viewportd"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -3,6 +3,7 @@ import Synchronization
 import ViewportCore
 import ViewportHTTP
 import ViewportOpenAPI
+import ViewportJSON
 
 /// API v1 over the HTTP layer: checks a request's head in the order of precedence of docs/api.md "Errors" (401, 404,
 /// 405, 415; the HTTP layer does 413), then reads the body and answers.

@@ -1,5 +1,6 @@
 import FuzzSupport
 import ViewportService
+import ViewportJSON
 
 // The JSON reader on arbitrary bytes, against an independent strict recognizer (StrictJSON):
 // - it never crashes;

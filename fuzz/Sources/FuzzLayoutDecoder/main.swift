@@ -1,5 +1,6 @@
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // The layout body (POST /v1/layouts: items, or sections with axis, insets and spacing) from

@@ -1,5 +1,6 @@
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // A layout's `sections` array from arbitrary bytes, stacked along an axis chosen by the first

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // ViewportSession.apply (and changeLayout) driven by updates decoded from fuzz bytes: a random

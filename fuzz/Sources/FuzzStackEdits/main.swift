@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FuzzSupport
 @testable import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // Stack sections (docs/api.md "Stacks and edits") and their edits

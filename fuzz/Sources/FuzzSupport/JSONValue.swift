@@ -1,4 +1,5 @@
 import ViewportService
+import ViewportJSON
 
 /// A JSON document as a tree, read with the service's ``JSONReader``.
 public indirect enum JSONValue: Equatable {

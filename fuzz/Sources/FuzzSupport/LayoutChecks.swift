@@ -1,4 +1,5 @@
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 /// Checks a layout the service accepted: every rect finite with a finite far edge and no negative

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ViewportHTTP
 
 /// A byte-buffer builder for hand-written JSON encoders of hot responses.
 ///
@@ -22,8 +21,8 @@ import ViewportHTTP
 /// The bytes live in one malloc'd buffer written through a pointer: appending to a `[UInt8]`
 /// costs a uniqueness check per byte, and plan encoding was ~25 % of a request's service time
 /// (`viewport-bench 10 service-load`). So the writer is noncopyable: it owns its buffer, which
-/// comes from `malloc`, so that a finished response can hand it to the server without a copy
-/// (``finish()``).
+/// comes from `malloc`, so that a finished response can hand it on without a copy
+/// (``finish()`` gives a ``JSONBuffer``, which the service hands to the HTTP layer).
 public struct JSONWriter: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     /// Bytes written.
@@ -38,9 +37,9 @@ public struct JSONWriter: ~Copyable {
 
     deinit { free(base) }
 
-    /// The JSON written, as a response body that the server sends without copying it.
-    public consuming func finish() -> HTTPResponseBuffer {
-        let buffer = HTTPResponseBuffer(takingMallocated: UnsafeMutableRawPointer(base), count: count)
+    /// The JSON written, in the writer's own `malloc`'d memory (not copied).
+    public consuming func finish() -> JSONBuffer {
+        let buffer = JSONBuffer(takingMallocated: UnsafeMutableRawPointer(base), count: count)
         discard self
         return buffer
     }
@@ -81,7 +80,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Writes a comma if a value or key follows another one.
     @inline(__always)
-    mutating func separate() {
+    package mutating func separate() {
         guard count > 0 else { return }
         switch base[count &- 1] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"):
