@@ -1,18 +1,24 @@
-import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
+import UnixSignals
 import ViewportHTTP
 
 /// viewportd: the stores, the API handler and the HTTP server, plus a sweeper that expires idle
 /// sessions and unused layouts.
+///
+/// The process runs it as a `ServiceGroup` (``run()``); tests start and stop it in process
+/// (``start()``, ``stop()``), with the same steps in the same order.
 public final class ViewportServer: Sendable {
     public let configuration: ServiceConfiguration
     let layouts: any LayoutRepository
     let sessions: any SessionRepository
     let metrics = ServiceMetrics()
+    let logger: Logger
     private let http: HTTPServer
-    private let logger: Logger
-    private let sweeping = Atomic<Bool>(false)
+    private let sweeper: Sweeper
+    /// The sweeper's task between ``start()`` and ``stop()``.
+    private let sweeping = Mutex<Task<Void, Never>?>(nil)
 
     public init(configuration: ServiceConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -20,6 +26,7 @@ public final class ViewportServer: Sendable {
         let handler = APIHandler(configuration: configuration, metrics: metrics, logger: logger)
         layouts = handler.layouts
         sessions = handler.sessions
+        sweeper = Sweeper(sessions: sessions, layouts: layouts, idleTimeout: configuration.sessions.idleTimeout)
         let http = configuration.http
         self.http = HTTPServer(
             configuration: HTTPServerConfiguration(
@@ -39,22 +46,31 @@ public final class ViewportServer: Sendable {
     /// (tests wait on it instead of polling with requests).
     public var bufferedBodyBytes: Int { http.bufferedBodyBytes }
 
-    /// Binds and starts serving; logs `listening on http://HOST:PORT`.
+    /// The services in start order; a graceful shutdown stops them last to first: the HTTP
+    /// server drains, the sweeper ends, then the repository writes and releases its sessions.
+    var services: [ServiceGroupConfiguration.ServiceConfiguration] {
+        [.init(service: RepositoryService(sessions: sessions), serviceName: "sessions")]
+            + sessions.backgroundServices.map { .init(service: $0) }
+            + [.init(service: sweeper, serviceName: "sweeper"), .init(service: HTTPService(server: self), serviceName: "http")]
+    }
+
+    /// Runs every service until SIGTERM or SIGINT, then shuts them down gracefully in order
+    /// (``services``). Throws when the server cannot start (its port is taken, say).
+    public func run() async throws {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    /// Binds and starts serving, and starts the sweeper; logs `listening on http://HOST:PORT`.
     public func start() throws {
         sessions.start()
-        try http.start()
-        // API.md: "On start it logs one line containing `listening on http://HOST:PORT`", which
-        // the HTTP layer logs at info; a `log.level` above info would hide it from whoever waits
-        // for it, so it is logged again at that level, where it shows.
-        if logger.logLevel > .info { logger.log(level: logger.logLevel, "listening on \(http.url)") }
-        sweeping.store(true, ordering: .relaxed)
-        let interval = min(1.0, max(0.05, ServiceConfiguration.seconds(configuration.sessions.idleTimeout) / 4))
-        Thread.detachNewThread { [self] in
-            while sweeping.load(ordering: .relaxed) {
-                Thread.sleep(forTimeInterval: interval)
-                sessions.sweep()
-                layouts.sweep()
-            }
+        try startHTTP()
+        let sweeper = self.sweeper
+        sweeping.withLock { task in
+            task?.cancel()
+            task = Task { await sweeper.sweepUntilCancelled() }
         }
     }
 
@@ -63,8 +79,22 @@ public final class ViewportServer: Sendable {
     /// instance continues it (another instance's request for one of them meanwhile is handed
     /// over at once).
     public func stop() {
-        sweeping.store(false, ordering: .relaxed)
-        http.stop()
+        sweeping.withLock { $0.take() }?.cancel()
+        stopHTTP()
         sessions.shutdown()
+    }
+
+    func startHTTP() throws {
+        try http.start()
+        // API.md: "On start it logs one line containing `listening on http://HOST:PORT`", which
+        // the HTTP layer logs at info; a `log.level` above info would hide it from whoever waits
+        // for it, so it is logged again at that level, where it shows.
+        if logger.logLevel > .info { logger.log(level: logger.logLevel, "listening on \(http.url)") }
+    }
+
+    /// New requests get 503, in-flight ones finish (for up to `http.drainTimeout`), then the port
+    /// closes. Blocks until then.
+    func stopHTTP() {
+        http.stop()
     }
 }

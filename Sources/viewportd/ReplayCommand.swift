@@ -6,10 +6,12 @@ import Foundation
 import ViewportCore
 import ViewportService
 
-/// `viewportd replay`: a recorded trace through the core, in process (no server).
+/// `viewportd replay`: a recorded trace through the core, in process (no server). Exits 0 done, 1
+/// for a layout or trace that cannot be replayed, 64 for bad arguments (ArgumentParser's usage
+/// error).
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "viewportd replay",
+        commandName: "replay",
         abstract: "Replay a recorded scroll trace through the planner, in process, and size the reuse pools.",
         discussion: """
             The trace is NDJSON: one viewport update per line, exactly the body of \
@@ -21,7 +23,8 @@ struct ReplayCommand: ParsableCommand {
             peak views, creates, reuses, rebind-free reuses, discards, and the smallest pool cap \
             that keeps creates within 1% of uncapped (found by replaying the trace again, a \
             binary search per identifier).
-            """)
+            """,
+        helpNames: [.short, .long])
 
     @Option(name: .long, help: ArgumentHelp("A layout object, as posted to /v1/layouts (items or sections).", valueName: "file"))
     var layout: String
@@ -42,13 +45,6 @@ struct ReplayCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Print the report as one JSON object.")
     var json = false
-
-    /// Parses `arguments` (those after `replay`), runs, and exits: 0 done, 1 a layout or trace
-    /// that cannot be replayed, 64 bad arguments (ArgumentParser's usage error).
-    static func start(_ arguments: [String]) -> Never {
-        main(arguments)
-        Glibc.exit(0)
-    }
 
     func validate() throws {
         if let poolMax, poolMax < 0 { throw ValidationError("--pool-max must not be negative") }

@@ -27,11 +27,9 @@ extension ServiceConfiguration {
     ///   and where the bad value came from: `http.port (HTTP_PORT / --http-port): 70000 is not a
     ///   port (0…65535), from HTTP_PORT`.
     ///
-    /// Values are resolved through swift-configuration's providers (`CommandLineArgumentsProvider`,
-    /// `EnvironmentVariablesProvider`, `FileProvider<JSONSnapshot>`) in that order, the first that
-    /// has a key winning, like `ConfigReader`; the lookup is done here directly so that a
-    /// malformed value is reported (a `ConfigReader` getter with a default falls back silently)
-    /// together with its source.
+    /// Values are read by swift-configuration's `ConfigReader` over its providers
+    /// (`CommandLineArgumentsProvider`, `EnvironmentVariablesProvider`, `FileProvider<JSONSnapshot>`)
+    /// in that order, the first that has a key winning (``SettingsReader``).
     public static func load(arguments: [String], environment: [String: String]) async throws
         -> ServiceConfiguration
     {
@@ -48,9 +46,9 @@ extension ServiceConfiguration {
         let environmentVariables = EnvironmentVariablesProvider(
             environmentVariables: environment,
             secretsSpecifier: .specific(Set(Setting.all.filter(\.isSecret).map(\.environmentName))))
-        var sources: [Source] = [
-            Source(provider: flags, name: { $0.flag }),
-            Source(provider: environmentVariables, name: { $0.environmentName }),
+        var sources: [SettingsReader.Source] = [
+            .init(provider: flags, name: { $0.flag }),
+            .init(provider: environmentVariables, name: { $0.environmentName }),
         ]
 
         var configuration = ServiceConfiguration()
@@ -64,14 +62,14 @@ extension ServiceConfiguration {
             } catch {
                 throw ConfigurationError("invalid config file \(path): \(error)")
             }
-            sources.append(Source(provider: file, name: { _ in path }))
+            sources.append(.init(provider: file, name: { _ in path }))
             configuration.configFile = path
         }
 
-        let resolver = Resolver(sources: sources)
+        let values = SettingsReader(sources: sources)
         // Every setting, in table order (a check may read a setting earlier in the table).
         for setting in Setting.all {
-            try setting.read(resolver, into: &configuration)
+            try setting.read(values, into: &configuration)
         }
         return configuration
     }
@@ -173,89 +171,5 @@ extension ServiceConfiguration {
         } catch let error as JSONError {
             throw ConfigurationError("invalid config file \(path): \(error)")
         }
-    }
-}
-
-/// A provider with the name of a key in its form (`HTTP_PORT`, `--http-port`, the file path).
-struct Source: Sendable {
-    let provider: any ConfigProvider
-    let name: @Sendable (Setting) -> String
-}
-
-/// Looks keys up in the sources in order; the first that has a key wins.
-struct Resolver {
-    let sources: [Source]
-
-    /// The content and the name of its source, or nil when no source has the key.
-    private func lookup(_ setting: Setting, _ type: ConfigType, isSecret: Bool) throws
-        -> (ConfigContent, String)?
-    {
-        for source in sources {
-            let result: LookupResult
-            do {
-                result = try source.provider.value(forKey: setting.key, type: type)
-            } catch {
-                let raw = try? source.provider.value(forKey: setting.key, type: .string).value
-                var shown = "the value"
-                if !isSecret, let raw, case .string(let text) = raw.content {
-                    shown = JSONError.quoted(text)
-                }
-                let expected =
-                    switch setting.type {
-                    case .int: "an integer"
-                    case .seconds: "a number of seconds"
-                    case .string: "a single string"
-                    }
-                throw ConfigurationError(
-                    key: setting.name,
-                    "\(setting.forms): \(shown) is not \(expected), from \(source.name(setting))")
-            }
-            if let value = result.value {
-                return (value.content, source.name(setting))
-            }
-        }
-        return nil
-    }
-
-    private func invalid(_ setting: Setting, _ problem: String, from source: String) -> ConfigurationError {
-        ConfigurationError(key: setting.name, "\(setting.forms): \(problem), from \(source)")
-    }
-
-    func int(_ setting: Setting, default value: Int, check: (Int) -> String?) throws -> Int {
-        guard let (content, source) = try lookup(setting, .int, isSecret: false) else { return value }
-        guard case .int(let int) = content else {
-            throw invalid(setting, "not an integer", from: source)
-        }
-        if let problem = check(int) {
-            throw invalid(setting, problem, from: source)
-        }
-        return int
-    }
-
-    func seconds(_ setting: Setting, default value: Duration) throws -> Duration {
-        guard let (content, source) = try lookup(setting, .double, isSecret: false) else { return value }
-        guard case .double(let seconds) = content else {
-            throw invalid(setting, "not a number of seconds", from: source)
-        }
-        guard seconds.isFinite, seconds > 0 else {
-            throw invalid(setting, "\(seconds) must be a duration in seconds greater than 0", from: source)
-        }
-        guard seconds < 1e9 else {
-            throw invalid(setting, "\(seconds) seconds is too long", from: source)
-        }
-        return .seconds(seconds)
-    }
-
-    func string(
-        _ setting: Setting, default value: String, isSecret: Bool = false, check: (String) -> String?
-    ) throws -> String {
-        guard let (content, source) = try lookup(setting, .string, isSecret: isSecret) else { return value }
-        guard case .string(let string) = content else {
-            throw invalid(setting, "not a string", from: source)
-        }
-        if let problem = check(string) {
-            throw invalid(setting, problem, from: source)
-        }
-        return string
     }
 }

@@ -19,14 +19,14 @@ struct Setting: Sendable {
     /// Never shown or logged (the value is `<redacted>`).
     let isSecret: Bool
     /// Reads the setting (itself, to name it in errors) from the sources into a configuration.
-    private let reader: @Sendable (Setting, Resolver, inout ServiceConfiguration) throws -> Void
+    private let reader: @Sendable (Setting, SettingsReader, inout ServiceConfiguration) throws -> Void
     /// The value as shown in the startup log and, for the defaults, in `--help` and docs/operations/configuration.md.
     let show: @Sendable (ServiceConfiguration) -> String
 
     /// Reads the setting from the sources into `configuration`, validating it; settings earlier
     /// in the table are already read.
-    func read(_ resolver: Resolver, into configuration: inout ServiceConfiguration) throws {
-        try reader(self, resolver, &configuration)
+    func read(_ values: SettingsReader, into configuration: inout ServiceConfiguration) throws {
+        try reader(self, values, &configuration)
     }
 
     var key: AbsoluteConfigKey { AbsoluteConfigKey(components) }
@@ -70,9 +70,9 @@ struct Setting: Sendable {
         _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, Int> & Sendable, _ summary: String,
         check: @escaping @Sendable (Int, ServiceConfiguration) -> String?
     ) -> Setting {
-        Setting(key, .int, summary, isSecret: false) { setting, resolver, configuration in
+        Setting(key, .int, summary, isSecret: false) { setting, values, configuration in
             let current = configuration
-            let value = try resolver.int(setting, default: configuration[keyPath: path]) { check($0, current) }
+            let value = try values.int(setting, default: configuration[keyPath: path]) { check($0, current) }
             // A default is checked too: a setting it depends on may have been given
             // (`layouts.maxItems` above the default `layouts.maxTotalItems`).
             if let problem = check(value, current) {
@@ -86,8 +86,8 @@ struct Setting: Sendable {
         _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, Duration> & Sendable, _ summary: String,
         check: @escaping @Sendable (Double, ServiceConfiguration) -> String? = { _, _ in nil }
     ) -> Setting {
-        Setting(key, .seconds, summary, isSecret: false) { setting, resolver, configuration in
-            let value = try resolver.seconds(setting, default: configuration[keyPath: path])
+        Setting(key, .seconds, summary, isSecret: false) { setting, values, configuration in
+            let value = try values.seconds(setting, default: configuration[keyPath: path])
             if let problem = check(ServiceConfiguration.seconds(value), configuration) {
                 throw ConfigurationError(key: setting.name, "\(setting.forms): \(problem)")
             }
@@ -99,14 +99,14 @@ struct Setting: Sendable {
         _ key: String, _ path: any WritableKeyPath<ServiceConfiguration, String> & Sendable, _ summary: String,
         check: @escaping @Sendable (String) -> String?
     ) -> Setting {
-        Setting(key, .string, summary, isSecret: false) { setting, resolver, configuration in
-            configuration[keyPath: path] = try resolver.string(setting, default: configuration[keyPath: path], check: check)
+        Setting(key, .string, summary, isSecret: false) { setting, values, configuration in
+            configuration[keyPath: path] = try values.string(setting, default: configuration[keyPath: path], check: check)
         } show: { $0[keyPath: path] }
     }
 
     private init(
         _ key: String, _ type: ValueType, _ summary: String, isSecret: Bool,
-        read: @escaping @Sendable (Setting, Resolver, inout ServiceConfiguration) throws -> Void,
+        read: @escaping @Sendable (Setting, SettingsReader, inout ServiceConfiguration) throws -> Void,
         show: @escaping @Sendable (ServiceConfiguration) -> String
     ) {
         self.components = key.split(separator: ".").map(String.init)
@@ -175,9 +175,9 @@ struct Setting: Sendable {
             "auth.token", .string,
             "when set, every path but `/healthz` and `/readyz` needs `Authorization: Bearer <token>` (a WebSocket may send the subprotocol `bearer.<token>` instead)",
             isSecret: true
-        ) { setting, resolver, configuration in
+        ) { setting, values, configuration in
             var givenEmpty = false
-            let token = try resolver.string(setting, default: "", isSecret: true) { token in
+            let token = try values.string(setting, default: "", isSecret: true) { token in
                 givenEmpty = token.isEmpty
                 return nil
             }
@@ -191,8 +191,8 @@ struct Setting: Sendable {
             "store.url", .string,
             "`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis or Valkey server that several instances share (see [the shared store](store.md)); none: everything stays in this process. A secret (the password is never logged)",
             isSecret: true
-        ) { setting, resolver, configuration in
-            let url = try resolver.string(setting, default: "", isSecret: true) { url in
+        ) { setting, values, configuration in
+            let url = try values.string(setting, default: "", isSecret: true) { url in
                 if url.isEmpty { return nil }
                 do {
                     _ = try RedisEndpoint(url: url)
@@ -227,8 +227,8 @@ struct Setting: Sendable {
                 ? "must be at most 64 bytes, without spaces or braces" : nil
         },
         Setting("log.level", .string, "`trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`", isSecret: false) {
-            setting, resolver, configuration in
-            let level = try resolver.string(setting, default: configuration.logLevel.rawValue) { name in
+            setting, values, configuration in
+            let level = try values.string(setting, default: configuration.logLevel.rawValue) { name in
                 Logger.Level(rawValue: name.lowercased()) == nil
                     ? "\(JSONError.quoted(name)) is not a log level (trace, debug, info, notice, warning, error, critical)"
                     : nil

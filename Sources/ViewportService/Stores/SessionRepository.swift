@@ -1,3 +1,4 @@
+import ServiceLifecycle
 import Synchronization
 import ViewportCore
 
@@ -37,6 +38,10 @@ protocol SessionRepository: Sendable {
 
     /// Starts background work (a shared store's writer and handover listener).
     func start()
+
+    /// Background work run as services of the process's `ServiceGroup`: shut down after the HTTP
+    /// server drained and before ``shutdown()`` (none by default).
+    var backgroundServices: [any Service] { get }
 
     /// On shutdown, after the HTTP layer drained: hands every session over (writes it and
     /// releases it), so that another instance continues it.
