@@ -75,8 +75,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The hand-written JSON reader and writer: no HTTP, no viewports. They run inside the
-        // service's hot loops (a plan's encoding, an update's decoding), so their bodies are
-        // serialized for inlining there (cross-module optimization), as within one module.
+        // service's hot loops (a plan's encoding, an update's decoding): the writer's methods are
+        // @inlinable, and the reader's bodies are serialized for inlining there too
+        // (cross-module optimization), as within one module.
         .target(
             name: "ViewportJSON",
             swiftSettings: swiftSettings + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]

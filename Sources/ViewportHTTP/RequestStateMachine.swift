@@ -258,9 +258,8 @@ struct RequestStateMachine {
 
     /// A body chunk arrived (the driver keeps it at hand for the action's delivery).
     mutating func bodyReceived(_ chunk: UnsafeRawBufferPointer) -> Action {
-        switch state {
+        switch state.take() {
         case .respond(var respond):
-            state = .modifying
             respond.received += chunk.count
             if respond.received > Self.discardLimit {
                 state = .answeredMidBody(Dropping(admitted: respond.admitted))
@@ -269,7 +268,6 @@ struct RequestStateMachine {
             state = .respond(respond)
             return .proceed
         case .collect(var collect):
-            state = .modifying
             collect.received += chunk.count
             if collect.received > collect.maxBytes {
                 state = .answeredMidBody(Dropping(admitted: true))
@@ -282,7 +280,6 @@ struct RequestStateMachine {
             state = .collect(collect)
             return extra > 0 ? .reserveBody(extra) : .proceed
         case .stream(var stream):
-            state = .modifying
             let before = stream.received
             stream.received += chunk.count
             if stream.received > stream.maxBytes {
@@ -303,7 +300,9 @@ struct RequestStateMachine {
             return dropping.received > Self.discardLimit ? .close : .proceed
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")
-        case .awaitingHead, .done, .webSocket, .upgrading, .endingLive, .finishingLive, .closeOnResume:
+        case let other:
+            // .awaitingHead, .done, .webSocket, .upgrading, .endingLive, .finishingLive, .closeOnResume
+            state = other
             return .proceed
         }
     }
@@ -311,8 +310,11 @@ struct RequestStateMachine {
     /// After ``Action/reserveBody(_:)``: the budget gave `bytes`. At the head the buffer is made
     /// room for the declared body; mid-body `chunk` (the one that asked) is buffered.
     mutating func bodyReserved(_ bytes: Int, appending chunk: UnsafeRawBufferPointer) -> Action {
-        guard case .collect(var collect) = state else { return .proceed }
-        state = .modifying
+        let current = state.take()
+        guard case .collect(var collect) = current else {
+            state = current
+            return .proceed
+        }
         collect.reserved += bytes
         if collect.received == 0 {
             collect.buffer.reserveCapacity(collect.reserved)
@@ -447,7 +449,8 @@ struct RequestStateMachine {
 
     /// The final call: the body (if any) is complete.
     mutating func bodyEnded() -> Action {
-        switch state {
+        let current = state.take()
+        switch current {
         case .respond(let respond):
             state = .done(admitted: respond.admitted)
             return .queue(respond.response)
@@ -474,6 +477,7 @@ struct RequestStateMachine {
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")
         case .awaitingHead, .done, .upgrading, .endingLive:
+            state = current
             return .close
         }
     }
@@ -535,5 +539,15 @@ struct RequestStateMachine {
         }
         state = .respond(Respond(response: response, admitted: admitted))
         return .proceed
+    }
+}
+
+extension RequestStateMachine.State {
+    /// The state, moved out (not copied: its payload's references are not retained again), with
+    /// ``modifying`` left in its place until the caller stores the next state.
+    mutating func take() -> Self {
+        let current = consume self
+        self = .modifying
+        return current
     }
 }

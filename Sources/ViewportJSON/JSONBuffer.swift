@@ -8,12 +8,12 @@ import Darwin
 /// ``takeMallocated()`` gives it away: a server can send them without copying (the service hands
 /// them to the HTTP layer, which gives them to libmicrohttpd to free once sent).
 public struct JSONBuffer: ~Copyable {
-    private let base: UnsafeMutableRawPointer
+    @usableFromInline let base: UnsafeMutableRawPointer
     /// Number of bytes.
     public let count: Int
 
     /// Takes ownership of `count` bytes at `base`, which must come from `malloc` (or `realloc`).
-    init(takingMallocated base: UnsafeMutableRawPointer, count: Int) {
+    @usableFromInline init(takingMallocated base: UnsafeMutableRawPointer, count: Int) {
         self.base = base
         self.count = count
     }
