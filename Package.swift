@@ -17,6 +17,7 @@ let package = Package(
         // Libraries for the fuzz targets (fuzz/Package.swift), which build apart from this package.
         .library(name: "ViewportCore", targets: ["ViewportCore"]),
         .library(name: "ViewportHTTP", targets: ["ViewportHTTP"]),
+        .library(name: "ViewportJSON", targets: ["ViewportJSON"]),
         .library(name: "ViewportService", targets: ["ViewportService"]),
     ],
     dependencies: [
@@ -73,6 +74,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The hand-written JSON reader and writer: no HTTP, no viewports. They run inside the
+        // service's hot loops (a plan's encoding, an update's decoding): the writer's methods are
+        // @inlinable, and the reader's bodies are serialized for inlining there too
+        // (cross-module optimization), as within one module.
+        .target(
+            name: "ViewportJSON",
+            swiftSettings: swiftSettings + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+        ),
         // The OpenAPI document, served at GET /openapi.json: openapi/viewportd.openapi.json is its
         // only copy, embedded in the binary by SwiftPM (`.embedInCode`; nothing to regenerate).
         // A module of its own, in openapi/ where the document lives (resources must be inside
@@ -103,6 +112,7 @@ let package = Package(
                 "ViewportLock",
                 "ViewportCore",
                 "ViewportHTTP",
+                "ViewportJSON",
                 "ViewportRedis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -142,6 +152,11 @@ let package = Package(
         .testTarget(
             name: "ViewportHTTPTests",
             dependencies: ["ViewportHTTP", "ViewportLock", "ViewportTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ViewportJSONTests",
+            dependencies: ["ViewportJSON", "ViewportTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -13,18 +13,19 @@ import PackageDescription
 /// directory's name, so the link gives it the same name in every clone.
 let core = Target.Dependency.product(name: "ViewportCore", package: "viewportd")
 let http = Target.Dependency.product(name: "ViewportHTTP", package: "viewportd")
+let json = Target.Dependency.product(name: "ViewportJSON", package: "viewportd")
 let service = Target.Dependency.product(name: "ViewportService", package: "viewportd")
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
 
 /// Each fuzz target and what it links besides FuzzSupport (the libFuzzer driver and input reader).
 let targets: [(name: String, dependencies: [Target.Dependency])] = [
-    ("FuzzJSONReader", ["FuzzServiceChecks", service]),
+    ("FuzzJSONReader", ["FuzzServiceChecks", json, service]),
     ("FuzzNDJSONStream", ["FuzzServiceChecks", http, service, logging]),
     ("FuzzWebSocketFrames", [http]),
-    ("FuzzLayoutDecoder", ["FuzzServiceChecks", core, service]),
-    ("FuzzSectionsDecoder", ["FuzzServiceChecks", core, service]),
-    ("FuzzSessionApply", ["FuzzClientModel", "FuzzServiceChecks", core, service]),
-    ("FuzzStackEdits", ["FuzzClientModel", "FuzzServiceChecks", core, service]),
+    ("FuzzLayoutDecoder", ["FuzzServiceChecks", core, json, service]),
+    ("FuzzSectionsDecoder", ["FuzzServiceChecks", core, json, service]),
+    ("FuzzSessionApply", ["FuzzClientModel", "FuzzServiceChecks", core, json, service]),
+    ("FuzzStackEdits", ["FuzzClientModel", "FuzzServiceChecks", core, json, service]),
 ]
 
 let package = Package(
@@ -41,7 +42,7 @@ let package = Package(
         // A client's model of a session's views, checked against the core's plans.
         .target(name: "FuzzClientModel", dependencies: ["FuzzSupport", core]),
         // Checks on the service's decoders and JSON: sound layouts, client problems, finite JSON.
-        .target(name: "FuzzServiceChecks", dependencies: ["FuzzSupport", core, service]),
+        .target(name: "FuzzServiceChecks", dependencies: ["FuzzSupport", core, json, service]),
     ] + targets.map { target in
         .executableTarget(name: target.name, dependencies: ["FuzzSupport"] + target.dependencies)
     },

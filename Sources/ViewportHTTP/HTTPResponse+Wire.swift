@@ -39,3 +39,20 @@ extension HTTPResponse {
         MHD_get_reason_phrase_for(UInt32(clamping: status)).map { String(cString: $0) } ?? ""
     }
 }
+
+extension HTTPResponseBody {
+    /// The body as chunks in order, to end a live answer with: one chunk for a body in memory,
+    /// a stream's chunks read to its end.
+    func drainedChunks() -> [[UInt8]] {
+        switch self {
+        case .bytes(let bytes):
+            return [bytes]
+        case .buffer(let buffer):
+            return [buffer.bytes]
+        case .stream(let stream):
+            var chunks: [[UInt8]] = []
+            while let chunk = stream.nextChunk() { chunks.append(chunk) }
+            return chunks
+        }
+    }
+}

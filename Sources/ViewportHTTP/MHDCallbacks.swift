@@ -17,8 +17,7 @@ import Darwin
 func mhdRequestStarted(
     _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
-    guard let cls else { return nil }
-    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    guard cls != nil else { return nil }
     let context: RequestContext
     if let uri {
         let length = strlen(uri)
@@ -26,19 +25,20 @@ func mhdRequestStarted(
         if let mark = bytes.firstIndex(of: UInt8(ascii: "?")) {
             context = RequestContext(
                 path: String(decoding: bytes[..<mark], as: UTF8.self),
-                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self), core: core)
+                query: String(decoding: bytes[(mark + 1)...], as: UTF8.self))
         } else {
-            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil, core: core)
+            context = RequestContext(path: String(decoding: bytes, as: UTF8.self), query: nil)
         }
     } else {
-        context = RequestContext(path: "/", query: nil, core: core)
+        context = RequestContext(path: "/", query: nil)
     }
     return Unmanaged.passRetained(context).toOpaque()
 }
 
 /// MHD_OPTION_NOTIFY_COMPLETED: the request is over (answered, or the connection died).
-/// Tells the request's state machine (a sink that never saw its end gets `finish(truncated: true)`,
-/// an accepted WebSocket never upgraded `closed()`) and releases the context.
+/// The request's driver does what is left (a sink that never saw its end gets
+/// `finish(truncated: true)`, an accepted WebSocket never upgraded `closed()`, a part-collected
+/// body's budget goes back) and the context is released.
 func mhdRequestCompleted(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ toe: MHD_RequestTerminationCode
@@ -47,7 +47,7 @@ func mhdRequestCompleted(
     conCls.pointee = nil
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let context = Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()
-    if context.machine.completed() {
+    if RequestDriver.complete(context, core: core) {
         core.inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 }

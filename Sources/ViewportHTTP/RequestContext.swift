@@ -9,9 +9,9 @@ final class RequestContext {
     /// request) is skipped.
     @exclusivity(unchecked) var machine: RequestStateMachine
 
-    init(path: String, query: String?, core: ServerCore) {
+    init(path: String, query: String?) {
         self.path = path
         self.query = query
-        self.machine = RequestStateMachine(handler: core.handler, budget: core.bodyBudget)
+        self.machine = RequestStateMachine()
     }
 }

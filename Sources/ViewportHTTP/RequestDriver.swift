@@ -8,12 +8,16 @@ import Darwin
 #endif
 
 /// Drives one request through its access-handler calls: builds the head, feeds each event to the
-/// request's ``RequestStateMachine``, and performs the action it returns with libmicrohttpd and
-/// the connection's socket (the machine itself does no I/O).
+/// request's ``RequestStateMachine``, and performs the action it returns: it calls the handler,
+/// the body sinks and the body budget, and works libmicrohttpd and the connection's socket (the
+/// machine itself calls nothing).
 struct RequestDriver {
     let core: ServerCore
     let connection: OpaquePointer
     let context: RequestContext
+
+    /// No chunk at hand (the actions of events other than a body chunk).
+    private static var noChunk: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
     /// First call: the head is complete.
     func begin(method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> MHD_Result {
@@ -21,9 +25,12 @@ struct RequestDriver {
         let head = HTTPRequestHead(
             method: method.map(Self.method) ?? "GET", path: context.path, query: context.query,
             fields: fields, contentLength: contentLength)
+        guard core.admit() else {
+            return perform(context.machine.headReceivedWhileDraining(head, unavailable: core.handler.unavailable(head)))
+        }
         let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
         let action = context.machine.headReceived(
-            head, admitted: core.admit(), isHTTP11: isHTTP11, now: SocketWriter.monotonicSeconds)
+            head, action: core.handler.begin(head), isHTTP11: isHTTP11, now: SocketWriter.monotonicSeconds)
         return perform(action)
     }
 
@@ -41,7 +48,7 @@ struct RequestDriver {
 
     /// A body chunk arrived (`*upload_data_size` is already set to 0).
     func body(_ chunk: UnsafeRawBufferPointer) -> MHD_Result {
-        perform(context.machine.bodyReceived(chunk, now: SocketWriter.monotonicSeconds))
+        perform(context.machine.bodyReceived(chunk), chunk: chunk)
     }
 
     /// Final call: the body (if any) is complete.
@@ -49,21 +56,77 @@ struct RequestDriver {
         perform(context.machine.bodyEnded())
     }
 
-    /// Does what the machine says.
-    private func perform(_ action: RequestStateMachine.Action) -> MHD_Result {
+    /// The request is over: does what is left (``RequestStateMachine/completed()``) and says
+    /// whether the server counted the request in flight.
+    static func complete(_ context: RequestContext, core: ServerCore) -> Bool {
+        let (admitted, cleanup) = context.machine.completed()
+        switch cleanup {
+        case .none:
+            break
+        case .finishSink(let sink):
+            _ = sink.finish(truncated: true)
+        case .closeWebSocket(let acceptance):
+            acceptance.handler.closed()
+        case .releaseBody(let bytes):
+            core.releaseBody(bytes)
+        }
+        return admitted
+    }
+
+    /// Does what the machine says; `chunk` is the body chunk at hand, if any.
+    private func perform(_ action: RequestStateMachine.Action, chunk: UnsafeRawBufferPointer = noChunk) -> MHD_Result {
         switch action {
         case .proceed:
             return .YES
         case .queue(let response):
             return queue(response)
+        case .refuse(let refusal):
+            return queue(refusalResponse(refusal).closingConnection())
+        case .refuseStream(let sink, let refusal):
+            _ = sink.finish(truncated: true)
+            return queue(refusalResponse(refusal).closingConnection())
+        case .reserveBody(let bytes):
+            guard core.reserveBody(bytes) else { return perform(context.machine.bodyBudgetSpent()) }
+            return perform(context.machine.bodyReserved(bytes, appending: chunk))
+        case .deliver(let sink):
+            sink.consume(chunk)
+            return .YES
+        case .deliverLive(let sink):
+            sink.consume(chunk)
+            return perform(poll(sink))
+        case .pollLive(let sink):
+            return perform(poll(sink))
+        case .startLive(let sink):
+            return perform(context.machine.liveStarted(status: sink.liveStatus, headers: sink.liveHeaders, first: sink.takeReady()))
+        case .takeReady(let sink):
+            return perform(context.machine.readyTaken(sink.takeReady()))
+        case .answer(let onBody, let body, let releasing):
+            let response = onBody(body)
+            core.releaseBody(releasing)
+            return queue(response)
+        case .finishStream(let sink):
+            return queue(sink.finish(truncated: false))
+        case .finishLiveStream(let sink):
+            return perform(context.machine.liveAnswerEnded(withBody: sink.finish(truncated: false).body.drainedChunks()))
+        case .truncateStream(let sink, let keeping):
+            if keeping > 0 { sink.consume(UnsafeRawBufferPointer(rebasing: chunk[..<keeping])) }
+            return writeAndShutdown(sink.finish(truncated: true).serializedClosing())
+        case .truncateLiveStream(let sink, let keeping):
+            if keeping > 0 { sink.consume(UnsafeRawBufferPointer(rebasing: chunk[..<keeping])) }
+            return perform(context.machine.liveAnswerEnded(withBody: sink.finish(truncated: true).body.drainedChunks()))
+        case .writeClosing(let response):
+            return writeAndShutdown(response.serializedClosing())
+        case .refuseMidBody(let refusal, let releasing):
+            let response = refusalResponse(refusal)
+            core.releaseBody(releasing)
+            return writeAndShutdown(response.serializedClosing())
+        case .closeWebSocket(let acceptance, let next):
+            acceptance.handler.closed()
+            return perform(next)
         case .queueUpgrade(let acceptance):
             return queueUpgrade(acceptance)
         case .writeAndShutdown(let bytes):
-            // MHD has nothing else pending on the socket at this point; see RequestStateMachine.
-            let fd = viewport_mhd_connection_fd(connection)
-            guard fd >= 0, SocketWriter.writeAll(bytes, to: fd, within: 1) else { return .NO }
-            _ = shutdown(fd, Int32(SHUT_WR))
-            return .YES
+            return writeAndShutdown(bytes)
         case .sendLive:
             return perform(sendLive())
         case .shutdownAndClose:
@@ -76,6 +139,30 @@ struct RequestDriver {
         case .close:
             return .NO
         }
+    }
+
+    /// The handler's response for a refusal.
+    private func refusalResponse(_ refusal: RequestStateMachine.Refusal) -> HTTPResponse {
+        switch refusal.reason {
+        case .payloadTooLarge(let limit): core.handler.payloadTooLarge(refusal.head, limit: limit)
+        case .busy: core.handler.busy(refusal.head)
+        }
+    }
+
+    /// Tells the machine how ready the live sink is.
+    private func poll(_ sink: any HTTPLiveBodySink) -> RequestStateMachine.Action {
+        context.machine.liveSinkPolled(
+            readyBytes: sink.readyBytes, answersAreDue: sink.answersAreDue, now: SocketWriter.monotonicSeconds)
+    }
+
+    /// Writes a whole answer mid-body within a second and shuts down the socket's write side; the
+    /// rest of the body is still read (`MHD_YES`). MHD has nothing else pending on the socket at
+    /// this point; see ``RequestStateMachine``.
+    private func writeAndShutdown(_ bytes: [UInt8]) -> MHD_Result {
+        let fd = viewport_mhd_connection_fd(connection)
+        guard fd >= 0, SocketWriter.writeAll(bytes, to: fd, within: 1) else { return .NO }
+        _ = shutdown(fd, Int32(SHUT_WR))
+        return .YES
     }
 
     /// Sends what the socket takes of the live answer now, without waiting, and tells the machine.
@@ -130,7 +217,7 @@ struct RequestDriver {
     private func queueUpgrade(_ acceptance: WebSocketAcceptance) -> MHD_Result {
         guard let response = MHD_create_response_for_upgrade(mhdUpgraded, Unmanaged.passUnretained(core).toOpaque()) else {
             core.log("cannot create an upgrade response")
-            context.machine.upgradeFailed()
+            context.machine.upgradeFailed()?.handler.closed()
             return .NO
         }
         var headers = [("Upgrade", "websocket"), ("Sec-WebSocket-Accept", acceptance.handshake.acceptValue)]
@@ -140,7 +227,7 @@ struct RequestDriver {
         }
         let result = MHD_queue_response(connection, 101, response)
         MHD_destroy_response(response)
-        if result != .YES { context.machine.upgradeFailed() }
+        if result != .YES { context.machine.upgradeFailed()?.handler.closed() }
         return result
     }
 

@@ -1,90 +1,57 @@
-import Synchronization
 import Testing
 
 @testable import ViewportHTTP
 
-/// Every transition of a request's lifecycle, without sockets or libmicrohttpd: events go into
-/// ``RequestStateMachine`` and the actions it returns (what the driver would do) are checked.
+/// Every transition of a request's lifecycle, without sockets, libmicrohttpd or a handler:
+/// events go into ``RequestStateMachine`` (the handler's answers, the budget's and the sinks'
+/// among them) and the actions it returns (what the driver would do) are checked. The sinks and
+/// WebSocket handlers here are tokens that fail the test if the machine calls them.
 @Suite struct RequestStateMachineTests {
-    // MARK: Fakes
+    // MARK: Tokens
 
-    /// A handler whose `begin` answers what the test says, and which records its calls.
-    final class FakeHandler: HTTPHandler, @unchecked Sendable {
-        var action: () -> HTTPRequestAction
-        var begun = 0
-
-        init(_ action: @escaping () -> HTTPRequestAction) {
-            self.action = action
-        }
-
-        func begin(_ head: HTTPRequestHead) -> HTTPRequestAction {
-            begun += 1
-            return action()
-        }
-
-        func payloadTooLarge(_ head: HTTPRequestHead, limit: Int) -> HTTPResponse {
-            HTTPResponse(status: 413, contentType: "text/plain", body: "over \(limit)")
-        }
-
-        func unavailable(_ head: HTTPRequestHead) -> HTTPResponse {
-            HTTPResponse(status: 503, contentType: "text/plain", body: "draining")
-        }
-    }
-
-    /// A sink that keeps what it receives and counts `finish` calls.
-    final class Sink: HTTPBodySink {
-        var received: [UInt8] = []
-        var finishes: [Bool] = []
-
-        func consume(_ chunk: UnsafeRawBufferPointer) { received += chunk }
+    /// A sink the machine hands back in its actions and never calls.
+    final class Sink: HTTPLiveBodySink {
+        func consume(_ chunk: UnsafeRawBufferPointer) { Issue.record("the machine delivered a chunk itself") }
 
         func finish(truncated: Bool) -> HTTPResponse {
-            finishes.append(truncated)
-            return HTTPResponse(status: truncated ? 413 : 200, contentType: "text/plain", body: truncated ? "cut" : "got \(received.count)")
+            Issue.record("the machine finished a sink itself")
+            return HTTPResponse(status: 500)
+        }
+
+        var liveStatus: Int {
+            Issue.record("the machine read a sink")
+            return 200
+        }
+
+        var liveHeaders: [(name: String, value: String)] {
+            Issue.record("the machine read a sink")
+            return []
+        }
+
+        var readyBytes: Int {
+            Issue.record("the machine read a sink")
+            return 0
+        }
+
+        func takeReady() -> [UInt8] {
+            Issue.record("the machine took from a sink")
+            return []
         }
     }
 
-    /// A live sink whose ready answer is set by the test.
-    final class LiveSink: HTTPLiveBodySink {
-        var received: [UInt8] = []
-        var finishes: [Bool] = []
-        /// Pieces of answer ready, oldest first (`takeReady` hands out one).
-        var ready: [[UInt8]] = []
-
-        func consume(_ chunk: UnsafeRawBufferPointer) { received += chunk }
-
-        /// When set, the answer's end is these chunks (a stream) instead of "last\n".
-        var end: [[UInt8]]?
+    /// A sink whose answer cannot start before the body ends.
+    final class PlainSink: HTTPBodySink {
+        func consume(_ chunk: UnsafeRawBufferPointer) { Issue.record("the machine delivered a chunk itself") }
 
         func finish(truncated: Bool) -> HTTPResponse {
-            finishes.append(truncated)
-            if let end, !truncated {
-                return HTTPResponse(status: 200, headers: [], body: .stream(Chunks(end)))
-            }
-            return HTTPResponse(status: 200, contentType: "text/plain", body: truncated ? "problem\n" : "last\n")
+            Issue.record("the machine finished a sink itself")
+            return HTTPResponse(status: 500)
         }
-
-        var liveStatus: Int { 200 }
-        var liveHeaders: [(name: String, value: String)] { [("Content-Type", "application/x-ndjson")] }
-        var readyBytes: Int { ready.reduce(0) { $0 + $1.count } }
-
-        func takeReady() -> [UInt8] { ready.isEmpty ? [] : ready.removeFirst() }
-
-        /// Set by the test: the body so far ends where a message ends.
-        var due = false
-        var answersAreDue: Bool { due }
-    }
-
-    final class Chunks: HTTPResponseStream, @unchecked Sendable {
-        var chunks: [[UInt8]]
-        init(_ chunks: [[UInt8]]) { self.chunks = chunks }
-        func nextChunk() -> [UInt8]? { chunks.isEmpty ? nil : chunks.removeFirst() }
     }
 
     final class Socket: WebSocketMessageHandler, @unchecked Sendable {
-        var closed_ = 0
         func message(_ bytes: UnsafeRawBufferPointer) -> WebSocketReply { .none }
-        func closed() { closed_ += 1 }
+        func closed() { Issue.record("the machine closed a WebSocket itself") }
     }
 
     // MARK: Helpers
@@ -98,46 +65,54 @@ import Testing
         return HTTPRequestHead(method: method, path: "/x", headers: fields, contentLength: chunked ? nil : contentLength)
     }
 
+    typealias Action = RequestStateMachine.Action
+
     /// Holds a machine so that `#expect` can take its events (a macro cannot take `inout`).
     final class Harness {
-        var machine: RequestStateMachine
-
-        init(_ machine: RequestStateMachine) {
-            self.machine = machine
-        }
+        var machine = RequestStateMachine()
 
         var isAwaitingHead: Bool { machine.isAwaitingHead }
 
-        func headReceived(_ head: HTTPRequestHead, admitted: Bool, isHTTP11: Bool, now: () -> Double) -> RequestStateMachine.Action {
-            machine.headReceived(head, admitted: admitted, isHTTP11: isHTTP11, now: now)
+        func begin(_ head: HTTPRequestHead, _ action: HTTPRequestAction, isHTTP11: Bool = true, now: Double = 0) -> Action {
+            machine.headReceived(head, action: action, isHTTP11: isHTTP11, now: { now })
         }
 
-        func chunk(_ bytes: [UInt8], now: Double = 0) -> RequestStateMachine.Action {
-            bytes.withUnsafeBytes { machine.bodyReceived($0, now: { now }) }
+        func chunk(_ bytes: [UInt8]) -> Action {
+            bytes.withUnsafeBytes { machine.bodyReceived($0) }
         }
 
-        func chunk(count: Int, now: Double = 0) -> RequestStateMachine.Action {
-            chunk([UInt8](repeating: UInt8(ascii: "a"), count: count), now: now)
+        func chunk(count: Int) -> Action {
+            chunk([UInt8](repeating: UInt8(ascii: "a"), count: count))
         }
 
-        func bodyEnded() -> RequestStateMachine.Action { machine.bodyEnded() }
-        func liveSent(_ written: Int, broken: Bool) -> RequestStateMachine.Action { machine.liveSent(written, broken: broken) }
-        func completed() -> Bool { machine.completed() }
-        func upgradeFailed() { machine.upgradeFailed() }
+        func reserved(_ bytes: Int, appending chunk: [UInt8] = []) -> Action {
+            chunk.withUnsafeBytes { machine.bodyReserved(bytes, appending: $0) }
+        }
+
+        func budgetSpent() -> Action { machine.bodyBudgetSpent() }
+
+        func polled(readyBytes: Int, due: Bool = false, now: Double = 0) -> Action {
+            machine.liveSinkPolled(readyBytes: readyBytes, answersAreDue: due, now: { now })
+        }
+
+        func started(_ first: String) -> Action {
+            machine.liveStarted(status: 200, headers: [("Content-Type", "application/x-ndjson")], first: Array(first.utf8))
+        }
+
+        func taken(_ piece: [UInt8]) -> Action { machine.readyTaken(piece) }
+        func ended(withBody chunks: [[UInt8]]) -> Action { machine.liveAnswerEnded(withBody: chunks) }
+        func bodyEnded() -> Action { machine.bodyEnded() }
+        func liveSent(_ written: Int, broken: Bool) -> Action { machine.liveSent(written, broken: broken) }
+        func completed() -> (admitted: Bool, cleanup: RequestStateMachine.Cleanup) { machine.completed() }
+        func upgradeFailed() -> WebSocketAcceptance? { machine.upgradeFailed() }
         func takeWebSocket() -> WebSocketAcceptance? { machine.takeWebSocket() }
         var liveUnsent: String { machine.withLiveUnsent { String(decoding: $0, as: UTF8.self) } }
     }
 
-    static func machine(_ handler: FakeHandler, budget: Int = .max) -> Harness {
-        Harness(RequestStateMachine(handler: handler, budget: BodyBudget(limit: budget)))
-    }
-
-    static func machine(_ handler: FakeHandler, budget: BodyBudget) -> Harness {
-        Harness(RequestStateMachine(handler: handler, budget: budget))
-    }
+    static func machine() -> Harness { Harness() }
 
     /// The response of a `.queue` action (a failed expectation otherwise).
-    static func queued(_ action: RequestStateMachine.Action, sourceLocation: SourceLocation = #_sourceLocation) -> HTTPResponse? {
+    static func queued(_ action: Action, sourceLocation: SourceLocation = #_sourceLocation) -> HTTPResponse? {
         guard case .queue(let response) = action else {
             Issue.record("expected .queue, got \(action)", sourceLocation: sourceLocation)
             return nil
@@ -145,27 +120,77 @@ import Testing
         return response
     }
 
-    /// The bytes of a `.writeAndShutdown` action as text.
-    static func written(_ action: RequestStateMachine.Action, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
-        guard case .writeAndShutdown(let bytes) = action else {
-            Issue.record("expected .writeAndShutdown, got \(action)", sourceLocation: sourceLocation)
+    /// The refusal of a `.refuse` action (a failed expectation otherwise).
+    static func refused(_ action: Action, sourceLocation: SourceLocation = #_sourceLocation) -> RequestStateMachine.Refusal.Reason? {
+        guard case .refuse(let refusal) = action else {
+            Issue.record("expected .refuse, got \(action)", sourceLocation: sourceLocation)
             return nil
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return refusal.reason
     }
 
-    static func isProceed(_ action: RequestStateMachine.Action) -> Bool {
+    /// The refusal and budget given back of a `.refuseMidBody` action.
+    static func refusedMidBody(_ action: Action, sourceLocation: SourceLocation = #_sourceLocation) -> (RequestStateMachine.Refusal.Reason, releasing: Int)? {
+        guard case .refuseMidBody(let refusal, let releasing) = action else {
+            Issue.record("expected .refuseMidBody, got \(action)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return (refusal.reason, releasing)
+    }
+
+    /// The bytes a `.writeClosing` or `.writeAndShutdown` action writes, as text.
+    static func written(_ action: Action, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        switch action {
+        case .writeClosing(let response): return String(decoding: response.serializedClosing(), as: UTF8.self)
+        case .writeAndShutdown(let bytes): return String(decoding: bytes, as: UTF8.self)
+        default:
+            Issue.record("expected .writeClosing or .writeAndShutdown, got \(action)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+
+    static func reserves(_ action: Action) -> Int? {
+        if case .reserveBody(let bytes) = action { return bytes }
+        return nil
+    }
+
+    static func isProceed(_ action: Action) -> Bool {
         if case .proceed = action { return true }
         return false
     }
 
-    static func isClose(_ action: RequestStateMachine.Action) -> Bool {
+    static func isClose(_ action: Action) -> Bool {
         if case .close = action { return true }
         return false
     }
 
-    static func isSendLive(_ action: RequestStateMachine.Action) -> Bool {
+    static func isSendLive(_ action: Action) -> Bool {
         if case .sendLive = action { return true }
+        return false
+    }
+
+    static func delivers(_ action: Action, to sink: some HTTPBodySink) -> Bool {
+        if case .deliver(let target) = action { return target === sink }
+        return false
+    }
+
+    static func deliversLive(_ action: Action, to sink: Sink) -> Bool {
+        if case .deliverLive(let target) = action { return target === sink }
+        return false
+    }
+
+    static func polls(_ action: Action, _ sink: Sink) -> Bool {
+        if case .pollLive(let target) = action { return target === sink }
+        return false
+    }
+
+    static func startsLive(_ action: Action, _ sink: Sink) -> Bool {
+        if case .startLive(let target) = action { return target === sink }
+        return false
+    }
+
+    static func takesReady(_ action: Action, _ sink: Sink) -> Bool {
+        if case .takeReady(let target) = action { return target === sink }
         return false
     }
 
@@ -174,31 +199,44 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    static func isNone(_ cleanup: RequestStateMachine.Cleanup) -> Bool {
+        if case .none = cleanup { return true }
+        return false
+    }
+
+    static func finishes(_ cleanup: RequestStateMachine.Cleanup, _ sink: some HTTPBodySink) -> Bool {
+        if case .finishSink(let target) = cleanup { return target === sink }
+        return false
+    }
+
+    /// An `onBody` the machine must not call.
+    static func never(_ body: [UInt8]) -> HTTPResponse {
+        Issue.record("the machine called onBody itself")
+        return HTTPResponse(status: 500)
+    }
 
     // MARK: respond
 
     @Test func aResponseWithoutBodyIsQueuedAtTheEndAndKeepsTheConnection() {
-        let handler = FakeHandler { .respond(HTTPResponse(status: 200, contentType: "text/plain", body: "hi")) }
-        let machine = Self.machine(handler)
+        let machine = Self.machine()
         #expect(machine.isAwaitingHead)
-        #expect(Self.isProceed(machine.headReceived(Self.head(method: "GET"), admitted: true, isHTTP11: true, now: { 0 })))
+        #expect(Self.isProceed(machine.begin(Self.head(method: "GET"), .respond(HTTPResponse(status: 200, contentType: "text/plain", body: "hi")))))
         let response = Self.queued(machine.bodyEnded())
         #expect(response?.status == 200)
         #expect(response?.closesConnection == false)
-        #expect(machine.completed())
-        #expect(handler.begun == 1)
+        #expect(machine.completed().admitted)
     }
 
     @Test func aRespondBodyIsReadAndDroppedUpToTheDiscardLimit() {
-        let machine = Self.machine(FakeHandler { .respond(HTTPResponse(status: 404)) })
-        _ = machine.headReceived(Self.head(contentLength: 1000), admitted: true, isHTTP11: true, now: { 0 })
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 1000), .respond(HTTPResponse(status: 404)))
         #expect(Self.isProceed(machine.chunk(count: 1000)))
         #expect(Self.queued(machine.bodyEnded())?.status == 404)
     }
 
     @Test func aRespondBodyDeclaredAboveTheDiscardLimitIsAnsweredBeforeItAndCloses() {
-        let machine = Self.machine(FakeHandler { .respond(HTTPResponse(status: 404)) })
-        let action = machine.headReceived(Self.head(contentLength: RequestStateMachine.discardLimit + 1), admitted: true, isHTTP11: true, now: { 0 })
+        let machine = Self.machine()
+        let action = machine.begin(Self.head(contentLength: RequestStateMachine.discardLimit + 1), .respond(HTTPResponse(status: 404)))
         let response = Self.queued(action)
         #expect(response?.status == 404)
         #expect(response?.closesConnection == true)
@@ -207,8 +245,8 @@ import Testing
     }
 
     @Test func aChunkedRespondBodyPastTheDiscardLimitIsAnsweredMidBodyThenDroppedThenCloses() {
-        let machine = Self.machine(FakeHandler { .respond(HTTPResponse(status: 404, contentType: "text/plain", body: "no")) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .respond(HTTPResponse(status: 404, contentType: "text/plain", body: "no")))
         #expect(Self.isProceed(machine.chunk(count: RequestStateMachine.discardLimit)))
         let text = Self.written(machine.chunk(count: 1))
         #expect(text?.hasPrefix("HTTP/1.1 404 Not Found\r\n") == true)
@@ -222,193 +260,201 @@ import Testing
     // MARK: draining
 
     @Test func aRequestArrivingWhileDrainingGetsUnavailableAndIsNotCountedInFlight() {
-        let handler = FakeHandler { .respond(HTTPResponse(status: 200)) }
-        let machine = Self.machine(handler)
-        #expect(Self.isProceed(machine.headReceived(Self.head(method: "GET"), admitted: false, isHTTP11: true, now: { 0 })))
+        let machine = Self.machine()
+        let unavailable = HTTPResponse(status: 503, contentType: "text/plain", body: "draining")
+        #expect(Self.isProceed(machine.machine.headReceivedWhileDraining(Self.head(method: "GET"), unavailable: unavailable)))
         let response = Self.queued(machine.bodyEnded())
         #expect(response?.status == 503)
         #expect(response?.closesConnection == true)
-        #expect(handler.begun == 0)
-        #expect(!machine.completed())
+        #expect(!machine.completed().admitted)
+    }
+
+    @Test func aHugeBodyWhileDrainingIsAnsweredBeforeItAndStillNotCountedInFlight() {
+        let machine = Self.machine()
+        let action = machine.machine.headReceivedWhileDraining(
+            Self.head(contentLength: RequestStateMachine.discardLimit + 1), unavailable: HTTPResponse(status: 503))
+        #expect(Self.queued(action)?.closesConnection == true)
+        #expect(!machine.completed().admitted)
     }
 
     // MARK: collect
 
     @Test func aCollectedBodyIsHandedWholeAndItsBudgetComesBack() {
-        let seen = Mutex<[UInt8]>([])
-        let budget = BodyBudget(limit: 100)
-        let machine = Self.machine(FakeHandler {
-            .collect(maxBytes: 50) { body in
-                seen.withLock { $0 = body }
-                return HTTPResponse(status: 201)
-            }
-        }, budget: budget)
-        _ = machine.headReceived(Self.head(contentLength: 10), admitted: true, isHTTP11: true, now: { 0 })
-        #expect(budget.inUse == 10)
+        let machine = Self.machine()
+        #expect(Self.reserves(machine.begin(Self.head(contentLength: 10), .collect(maxBytes: 50, onBody: Self.never))) == 10)
+        #expect(Self.isProceed(machine.reserved(10)))
         #expect(Self.isProceed(machine.chunk(Array("01234".utf8))))
         #expect(Self.isProceed(machine.chunk(Array("56789".utf8))))
-        #expect(Self.queued(machine.bodyEnded())?.status == 201)
-        #expect(seen.withLock { $0 } == Array("0123456789".utf8))
-        #expect(budget.inUse == 0)
-        #expect(machine.completed())
+        guard case .answer(_, let body, let releasing) = machine.bodyEnded() else {
+            Issue.record("expected answer")
+            return
+        }
+        #expect(body == Array("0123456789".utf8))
+        #expect(releasing == 10)
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        #expect(Self.isNone(cleanup))
     }
 
     @Test func aCollectBodyDeclaredTooLargeGets413BeforeTheBodyAndCloses() {
-        let budget = BodyBudget(limit: 100)
-        let machine = Self.machine(FakeHandler { .collect(maxBytes: 8) { _ in HTTPResponse(status: 200) } }, budget: budget)
-        let response = Self.queued(machine.headReceived(Self.head(contentLength: 9), admitted: true, isHTTP11: true, now: { 0 }))
-        #expect(response?.status == 413)
-        #expect(Self.bodyText(response) == "over 8")
-        #expect(response?.closesConnection == true)
-        #expect(budget.inUse == 0)
+        let machine = Self.machine()
+        #expect(Self.refused(machine.begin(Self.head(contentLength: 9), .collect(maxBytes: 8, onBody: Self.never))) == .payloadTooLarge(limit: 8))
+        // Nothing was reserved, nothing is left.
+        #expect(Self.isClose(machine.bodyEnded()))
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aChunkedCollectBodyGrowingPastTheLimitGets413MidBodyAndOnBodyIsNeverCalled() {
-        let called = Atomic<Bool>(false)
-        let budget = BodyBudget(limit: 100)
-        let machine = Self.machine(FakeHandler {
-            .collect(maxBytes: 8) { _ in
-                called.store(true, ordering: .relaxed)
-                return HTTPResponse(status: 200)
-            }
-        }, budget: budget)
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        #expect(Self.isProceed(machine.chunk(count: 5)))
-        #expect(budget.inUse == 5)
-        let text = Self.written(machine.chunk(count: 5))
-        #expect(text?.hasPrefix("HTTP/1.1 413 ") == true)
-        #expect(text?.hasSuffix("Connection: close\r\n\r\nover 8") == true)
-        #expect(budget.inUse == 0)
+        let machine = Self.machine()
+        #expect(Self.isProceed(machine.begin(Self.head(chunked: true), .collect(maxBytes: 8, onBody: Self.never))))
+        #expect(Self.reserves(machine.chunk(count: 5)) == 5)
+        #expect(Self.isProceed(machine.reserved(5, appending: Array("aaaaa".utf8))))
+        let refusal = Self.refusedMidBody(machine.chunk(count: 5))
+        #expect(refusal?.0 == .payloadTooLarge(limit: 8))
+        #expect(refusal?.releasing == 5)
         #expect(Self.isClose(machine.bodyEnded()))
-        let wasCalled = called.load(ordering: .relaxed)
-        #expect(!wasCalled)
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aDeclaredBodyPastTheSharedBudgetIsRefusedBeforeIt() {
-        let budget = BodyBudget(limit: 100)
-        #expect(budget.reserve(95))
-        let machine = Self.machine(FakeHandler { .collect(maxBytes: 1000) { _ in HTTPResponse(status: 200) } }, budget: budget)
-        let response = Self.queued(machine.headReceived(Self.head(contentLength: 10), admitted: true, isHTTP11: true, now: { 0 }))
-        #expect(response?.status == 503)
-        #expect(response?.closesConnection == true)
-        #expect(budget.inUse == 95)
+        let machine = Self.machine()
+        #expect(Self.reserves(machine.begin(Self.head(contentLength: 10), .collect(maxBytes: 1000, onBody: Self.never))) == 10)
+        #expect(Self.refused(machine.budgetSpent()) == .busy)
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aChunkedBodyPastTheSharedBudgetIsRefusedMidBody() {
-        let budget = BodyBudget(limit: 100)
-        #expect(budget.reserve(90))
-        let machine = Self.machine(FakeHandler { .collect(maxBytes: 1000) { _ in HTTPResponse(status: 200) } }, budget: budget)
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        #expect(Self.isProceed(machine.chunk(count: 6)))
-        #expect(budget.inUse == 96)
-        #expect(Self.written(machine.chunk(count: 6))?.hasPrefix("HTTP/1.1 503 ") == true)
-        #expect(budget.inUse == 90)
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .collect(maxBytes: 1000, onBody: Self.never))
+        #expect(Self.reserves(machine.chunk(count: 6)) == 6)
+        #expect(Self.isProceed(machine.reserved(6, appending: Array("aaaaaa".utf8))))
+        #expect(Self.reserves(machine.chunk(count: 6)) == 6)
+        let refusal = Self.refusedMidBody(machine.budgetSpent())
+        #expect(refusal?.0 == .busy)
+        #expect(refusal?.releasing == 6)
     }
 
     @Test func aCollectThatEndsWithTheConnectionGivesItsBudgetBack() {
-        let budget = BodyBudget(limit: 100)
-        let machine = Self.machine(FakeHandler { .collect(maxBytes: 1000) { _ in HTTPResponse(status: 200) } }, budget: budget)
-        _ = machine.headReceived(Self.head(contentLength: 40), admitted: true, isHTTP11: true, now: { 0 })
-        _ = machine.chunk(count: 10)
-        #expect(budget.inUse == 40)
-        #expect(machine.completed())
-        #expect(budget.inUse == 0)
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 40), .collect(maxBytes: 1000, onBody: Self.never))
+        _ = machine.reserved(40)
+        #expect(Self.isProceed(machine.chunk(count: 10)))
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        guard case .releaseBody(let bytes) = cleanup else {
+            Issue.record("expected releaseBody, got \(cleanup)")
+            return
+        }
+        #expect(bytes == 40)
     }
 
     // MARK: stream
 
     @Test func aStreamedBodyReachesTheSinkInOrderAndItsAnswerIsQueued() {
-        let sink = Sink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 100, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        _ = machine.chunk(Array("abc".utf8))
-        _ = machine.chunk(Array("def".utf8))
-        #expect(Self.bodyText(Self.queued(machine.bodyEnded())) == "got 6")
-        #expect(sink.received == Array("abcdef".utf8))
-        #expect(sink.finishes == [false])
-        #expect(machine.completed())
-        #expect(sink.finishes == [false])
+        let sink = PlainSink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 100, sink: sink))
+        #expect(Self.delivers(machine.chunk(Array("abc".utf8)), to: sink))
+        #expect(Self.delivers(machine.chunk(Array("def".utf8)), to: sink))
+        guard case .finishStream(let finished) = machine.bodyEnded() else {
+            Issue.record("expected finishStream")
+            return
+        }
+        #expect(finished === sink)
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        #expect(Self.isNone(cleanup))
     }
 
     @Test func aStreamDeclaredTooLargeFinishesTruncatedAndGets413BeforeTheBody() {
-        let sink = Sink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 10, sink: sink) })
-        let response = Self.queued(machine.headReceived(Self.head(contentLength: 11), admitted: true, isHTTP11: true, now: { 0 }))
-        #expect(response?.status == 413)
-        #expect(response?.closesConnection == true)
-        #expect(sink.finishes == [true])
-        _ = machine.completed()
-        #expect(sink.finishes == [true])
+        let sink = PlainSink()
+        let machine = Self.machine()
+        guard case .refuseStream(let finished, let refusal) = machine.begin(Self.head(contentLength: 11), .stream(maxBytes: 10, sink: sink)) else {
+            Issue.record("expected refuseStream")
+            return
+        }
+        #expect(finished === sink)
+        #expect(refusal.reason == .payloadTooLarge(limit: 10))
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aStreamGrowingPastItsLimitGetsExactlyTheLimitThenItsTruncatedAnswerMidBody() {
-        let sink = Sink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 10, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        _ = machine.chunk(count: 7)
-        let text = Self.written(machine.chunk(count: 7))
-        #expect(sink.received.count == 10)
-        #expect(sink.finishes == [true])
-        #expect(text?.hasSuffix("Content-Length: 3\r\nConnection: close\r\n\r\ncut") == true)
+        let sink = PlainSink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 10, sink: sink))
+        #expect(Self.delivers(machine.chunk(count: 7), to: sink))
+        guard case .truncateStream(let truncated, let keeping) = machine.chunk(count: 7) else {
+            Issue.record("expected truncateStream")
+            return
+        }
+        #expect(truncated === sink)
+        #expect(keeping == 3)
         #expect(Self.isClose(machine.bodyEnded()))
-        _ = machine.completed()
-        #expect(sink.finishes == [true])
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aStreamWhoseClientVanishesFinishesTruncatedOnCompletion() {
-        let sink = Sink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 100, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
+        let sink = PlainSink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 100, sink: sink))
         _ = machine.chunk(count: 3)
-        #expect(machine.completed())
-        #expect(sink.finishes == [true])
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        #expect(Self.finishes(cleanup, sink))
     }
 
     // MARK: live answers
 
     @Test func aLiveAnswerStartsAtTheThresholdAndSendsOnePieceAtATime() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 100 })
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 1 << 30, sink: sink), now: 100)
         // Less than the threshold, soon after the head: nothing yet.
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isProceed(machine.chunk(count: 1, now: 100.01)))
+        #expect(Self.deliversLive(machine.chunk(count: 1), to: sink))
+        #expect(Self.isProceed(machine.polled(readyBytes: 2, now: 100.01)))
         // The threshold reached: the head and the first piece go out.
-        let big = [UInt8](repeating: UInt8(ascii: "x"), count: LiveAnswer.thresholdBytes)
-        sink.ready = [Array("a\n".utf8), big]
-        #expect(Self.isSendLive(machine.chunk(count: 1, now: 100.02)))
+        _ = machine.chunk(count: 1)
+        #expect(Self.startsLive(machine.polled(readyBytes: 2 + LiveAnswer.thresholdBytes, now: 100.02), sink))
+        #expect(Self.isSendLive(machine.started("a\n")))
         let first = machine.liveUnsent
         #expect(first.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\na\n\r\n"))
         // The socket takes only part: the next piece waits in the sink.
         #expect(Self.isProceed(machine.liveSent(10, broken: false)))
-        #expect(sink.ready.count == 1)
         #expect(machine.liveUnsent == String(first.dropFirst(10)))
         // Another chunk while the socket is still full: nothing more is taken.
-        #expect(Self.isSendLive(machine.chunk(count: 1)) == false)
+        #expect(Self.deliversLive(machine.chunk(count: 1), to: sink))
+        #expect(Self.isProceed(machine.polled(readyBytes: LiveAnswer.thresholdBytes)))
         // The socket takes the rest: the next piece follows at once.
-        #expect(Self.isSendLive(machine.liveSent(first.utf8.count - 10, broken: false)))
-        #expect(sink.ready.isEmpty)
+        #expect(Self.polls(machine.liveSent(first.utf8.count - 10, broken: false), sink))
+        #expect(Self.takesReady(machine.polled(readyBytes: LiveAnswer.thresholdBytes), sink))
+        #expect(Self.isSendLive(machine.taken([UInt8](repeating: UInt8(ascii: "x"), count: LiveAnswer.thresholdBytes))))
         #expect(machine.liveUnsent.hasPrefix("10000\r\nxxx"))
-        #expect(Self.isProceed(machine.liveSent(LiveAnswer.thresholdBytes + 9, broken: false)))
+        #expect(Self.polls(machine.liveSent(LiveAnswer.thresholdBytes + 9, broken: false), sink))
+        #expect(Self.isProceed(machine.polled(readyBytes: 0)))
         #expect(machine.liveUnsent.isEmpty)
         // The end of the body: the sink's last words and the last chunk, all sent: shut down.
-        #expect(Self.isSendLive(machine.bodyEnded()))
+        guard case .finishLiveStream(let finished) = machine.bodyEnded() else {
+            Issue.record("expected finishLiveStream")
+            return
+        }
+        #expect(finished === sink)
+        #expect(Self.isSendLive(machine.ended(withBody: [Array("last\n".utf8)])))
         #expect(machine.liveUnsent == "5\r\nlast\n\r\n0\r\n\r\n")
         guard case .shutdownAndClose = machine.liveSent(15, broken: false) else {
             Issue.record("expected shutdownAndClose")
             return
         }
-        #expect(sink.finishes == [false])
-        #expect(machine.completed())
-        #expect(sink.finishes == [false])
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        #expect(Self.isNone(cleanup))
     }
 
     @Test func aLiveAnswerStartsWithLessOnceTheBodyHasArrivedForAWhile() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 100 })
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isSendLive(machine.chunk(count: 1, now: 100 + LiveAnswer.afterSeconds + 0.001)))
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 1 << 30, sink: sink), now: 100)
+        _ = machine.chunk(count: 1)
+        #expect(Self.startsLive(machine.polled(readyBytes: 2, now: 100 + LiveAnswer.afterSeconds + 0.001), sink))
     }
 
     @Test func aLiveAnswerStartsAtOnceWhenItsAnswersAreDueAndTheBodyMayGoOn() {
@@ -419,24 +465,30 @@ import Testing
             (Self.head(contentLength: 1), true, false),  // the whole body: answered after it, keep-alive
             (Self.head(chunked: true), false, false),  // mid-line: the plans wait for the threshold or the time
         ] {
-            let sink = LiveSink()
-            let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-            _ = machine.headReceived(head, admitted: true, isHTTP11: true, now: { 100 })
-            sink.ready = [Array("a\n".utf8)]
-            sink.due = due
-            #expect(Self.isSendLive(machine.chunk(count: 1, now: 100.001)) == expected, "\(head.headers), due \(due)")
+            let sink = Sink()
+            let machine = Self.machine()
+            _ = machine.begin(head, .stream(maxBytes: 1 << 30, sink: sink), now: 100)
+            _ = machine.chunk(count: 1)
+            #expect(Self.startsLive(machine.polled(readyBytes: 2, due: due, now: 100.001), sink) == expected, "\(head.headers), due \(due)")
         }
     }
 
+    /// Starts a live answer of "a\n" and reports it all sent.
+    static func liveAnswerSent(_ machine: Harness, sink: Sink) {
+        _ = machine.chunk(count: 1)
+        #expect(Self.startsLive(machine.polled(readyBytes: 2, now: 1), sink))
+        #expect(Self.isSendLive(machine.started("a\n")))
+        #expect(Self.polls(machine.liveSent(machine.liveUnsent.utf8.count, broken: false), sink))
+        #expect(Self.isProceed(machine.polled(readyBytes: 0)))
+    }
+
     @Test func whatTheSocketDidNotTakeAtTheEndGoesToADrainThread() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isSendLive(machine.chunk(count: 1, now: 1)))
-        let all = machine.liveUnsent.utf8.count
-        _ = machine.liveSent(all, broken: false)
-        #expect(Self.isSendLive(machine.bodyEnded()))
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 1 << 30, sink: sink))
+        Self.liveAnswerSent(machine, sink: sink)
+        _ = machine.bodyEnded()
+        #expect(Self.isSendLive(machine.ended(withBody: [Array("last\n".utf8)])))
         // "5\r\n" went out, the rest did not.
         guard case .drainLive(let rest) = machine.liveSent(3, broken: false) else {
             Issue.record("expected drainLive")
@@ -445,22 +497,19 @@ import Testing
         #expect(String(decoding: rest.joined(), as: UTF8.self) == "last\n\r\n0\r\n\r\n")
         // When the drain thread resumes the connection, the final call closes it.
         #expect(Self.isClose(machine.bodyEnded()))
-        _ = machine.completed()
-        #expect(sink.finishes == [false])
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     /// A long end (a client that reads only after sending) reaches the drain thread as the
     /// sink's own pieces: a short first chunk in the buffer, the rest not copied into it.
     @Test func aLongEndGoesToTheDrainThreadAsTheSinksOwnPieces() {
-        let sink = LiveSink()
+        let sink = Sink()
         let end: [[UInt8]] = (0..<3).map { [UInt8](repeating: UInt8(ascii: "a") + UInt8($0), count: 40_000) }
-        sink.end = end
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isSendLive(machine.chunk(count: 1, now: 1)))
-        _ = machine.liveSent(machine.liveUnsent.utf8.count, broken: false)
-        #expect(Self.isSendLive(machine.bodyEnded()))
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 1 << 30, sink: sink))
+        Self.liveAnswerSent(machine, sink: sink)
+        _ = machine.bodyEnded()
+        #expect(Self.isSendLive(machine.ended(withBody: end)))
         // The non-blocking send covers only the first chunk (it fits the buffer's threshold).
         #expect(machine.liveUnsent.utf8.count == 40_000 + 8)
         guard case .drainLive(let rest) = machine.liveSent(6, broken: false) else {
@@ -475,54 +524,64 @@ import Testing
         // The buffer's rest, then size line, bytes and CRLF for each later chunk, then the end.
         #expect(rest.map(\.count) == [40_002, 6, 40_000, 2, 6, 40_000, 2, 5])
         #expect(Self.isClose(machine.bodyEnded()))
-        _ = machine.completed()
-        #expect(sink.finishes == [false])
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aBrokenSocketClosesALiveAnswerAndTheSinkFinishesTruncated() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isSendLive(machine.chunk(count: 1, now: 1)))
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 1 << 30, sink: sink))
+        _ = machine.chunk(count: 1)
+        #expect(Self.startsLive(machine.polled(readyBytes: 2, now: 1), sink))
+        #expect(Self.isSendLive(machine.started("a\n")))
         #expect(Self.isClose(machine.liveSent(0, broken: true)))
-        _ = machine.completed()
-        #expect(sink.finishes == [true])
+        #expect(Self.finishes(machine.completed().cleanup, sink))
     }
 
     @Test func aTruncationDuringALiveAnswerEndsItWithTheSinksLastWords() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 10, sink: sink) })
-        _ = machine.headReceived(Self.head(chunked: true), admitted: true, isHTTP11: true, now: { 0 })
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isSendLive(machine.chunk(count: 4, now: 1)))
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(chunked: true), .stream(maxBytes: 10, sink: sink))
+        #expect(Self.deliversLive(machine.chunk(count: 4), to: sink))
+        #expect(Self.startsLive(machine.polled(readyBytes: 2, now: 1), sink))
+        #expect(Self.isSendLive(machine.started("a\n")))
         _ = machine.liveSent(machine.liveUnsent.utf8.count, broken: false)
-        let text = Self.written(machine.chunk(count: 10))
+        guard case .truncateLiveStream(let truncated, let keeping) = machine.chunk(count: 10) else {
+            Issue.record("expected truncateLiveStream")
+            return
+        }
+        #expect(truncated === sink)
+        #expect(keeping == 6)
+        let text = Self.written(machine.ended(withBody: [Array("problem\n".utf8)]))
         #expect(text == "8\r\nproblem\n\r\n0\r\n\r\n")
-        #expect(sink.received.count == 10)
-        #expect(sink.finishes == [true])
         // The rest of the body is dropped, then the final call closes.
         #expect(Self.isProceed(machine.chunk(count: 100)))
         #expect(Self.isClose(machine.bodyEnded()))
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func anHTTP10ClientNeverGetsALiveAnswer() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(contentLength: 1 << 20), admitted: true, isHTTP11: false, now: { 0 })
-        sink.ready = [[UInt8](repeating: 1, count: LiveAnswer.thresholdBytes * 2)]
-        #expect(Self.isProceed(machine.chunk(count: 1, now: 100)))
-        #expect(Self.bodyText(Self.queued(machine.bodyEnded())) == "last\n")
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 1 << 20), .stream(maxBytes: 1 << 30, sink: sink), isHTTP11: false)
+        #expect(Self.delivers(machine.chunk(count: 1), to: sink))
+        #expect(Self.isProceed(machine.polled(readyBytes: LiveAnswer.thresholdBytes * 2, now: 100)))
+        guard case .finishStream = machine.bodyEnded() else {
+            Issue.record("expected finishStream")
+            return
+        }
     }
 
     @Test func aSmallQuickLiveStreamIsAnsweredAfterTheBodyLikeAnyRequest() {
-        let sink = LiveSink()
-        let machine = Self.machine(FakeHandler { .stream(maxBytes: 1 << 30, sink: sink) })
-        _ = machine.headReceived(Self.head(contentLength: 4), admitted: true, isHTTP11: true, now: { 0 })
-        sink.ready = [Array("a\n".utf8)]
-        #expect(Self.isProceed(machine.chunk(count: 4, now: 0.001)))
-        let response = Self.queued(machine.bodyEnded())
-        #expect(response?.closesConnection == false)
+        let sink = Sink()
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 4), .stream(maxBytes: 1 << 30, sink: sink))
+        #expect(Self.deliversLive(machine.chunk(count: 4), to: sink))
+        #expect(Self.isProceed(machine.polled(readyBytes: 2, now: 0.001)))
+        guard case .finishStream = machine.bodyEnded() else {
+            Issue.record("expected finishStream")
+            return
+        }
     }
 
     // MARK: WebSocket
@@ -533,55 +592,63 @@ import Testing
     }
 
     @Test func anAcceptedWebSocketIsUpgradedAtTheEndAndHandedOver() {
-        let socket = Socket()
-        let machine = Self.machine(FakeHandler { .webSocket(Self.acceptance(socket)) })
-        #expect(Self.isProceed(machine.headReceived(Self.head(method: "GET"), admitted: true, isHTTP11: true, now: { 0 })))
+        let machine = Self.machine()
+        #expect(Self.isProceed(machine.begin(Self.head(method: "GET"), .webSocket(Self.acceptance(Socket())))))
         guard case .queueUpgrade = machine.bodyEnded() else {
             Issue.record("expected queueUpgrade")
             return
         }
         #expect(machine.takeWebSocket() != nil)
         #expect(machine.takeWebSocket() == nil)
-        #expect(machine.completed())
-        #expect(socket.closed_ == 0)
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        #expect(Self.isNone(cleanup))
     }
 
     @Test func aWebSocketThatIsNeverUpgradedIsToldClosedOnCompletion() {
         let socket = Socket()
-        let machine = Self.machine(FakeHandler { .webSocket(Self.acceptance(socket)) })
-        _ = machine.headReceived(Self.head(method: "GET"), admitted: true, isHTTP11: true, now: { 0 })
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(method: "GET"), .webSocket(Self.acceptance(socket)))
         _ = machine.bodyEnded()
-        #expect(machine.completed())
-        #expect(socket.closed_ == 1)
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        guard case .closeWebSocket(let acceptance) = cleanup else {
+            Issue.record("expected closeWebSocket, got \(cleanup)")
+            return
+        }
+        #expect(acceptance.handler === socket)
     }
 
     @Test func aWebSocketWhose101WasRefusedIsToldClosedOnce() {
         let socket = Socket()
-        let machine = Self.machine(FakeHandler { .webSocket(Self.acceptance(socket)) })
-        _ = machine.headReceived(Self.head(method: "GET"), admitted: true, isHTTP11: true, now: { 0 })
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(method: "GET"), .webSocket(Self.acceptance(socket)))
         _ = machine.bodyEnded()
-        machine.upgradeFailed()
-        _ = machine.completed()
-        #expect(socket.closed_ == 1)
+        #expect(machine.upgradeFailed()?.handler === socket)
+        #expect(machine.upgradeFailed() == nil)
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     @Test func aWebSocketHandshakeWithABodyGets400AndItsHandlerClosed() {
         let socket = Socket()
-        let machine = Self.machine(FakeHandler { .webSocket(Self.acceptance(socket)) })
-        _ = machine.headReceived(Self.head(method: "GET", contentLength: 3), admitted: true, isHTTP11: true, now: { 0 })
-        #expect(socket.closed_ == 1)
+        let machine = Self.machine()
+        guard case .closeWebSocket(let acceptance, let next) = machine.begin(Self.head(method: "GET", contentLength: 3), .webSocket(Self.acceptance(socket))) else {
+            Issue.record("expected closeWebSocket")
+            return
+        }
+        #expect(acceptance.handler === socket)
+        #expect(Self.isProceed(next))
         _ = machine.chunk(count: 3)
         #expect(Self.queued(machine.bodyEnded())?.status == 400)
-        _ = machine.completed()
-        #expect(socket.closed_ == 1)
+        #expect(Self.isNone(machine.completed().cleanup))
     }
 
     // MARK: odd orders
 
     @Test func aSecondHeadOrAnEndWithNothingToSayCloses() {
-        let machine = Self.machine(FakeHandler { .respond(HTTPResponse(status: 200)) })
-        _ = machine.headReceived(Self.head(method: "GET"), admitted: true, isHTTP11: true, now: { 0 })
-        #expect(Self.isClose(machine.headReceived(Self.head(method: "GET"), admitted: true, isHTTP11: true, now: { 0 })))
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(method: "GET"), .respond(HTTPResponse(status: 200)))
+        #expect(Self.isClose(machine.begin(Self.head(method: "GET"), .respond(HTTPResponse(status: 200)))))
         _ = machine.bodyEnded()
         #expect(Self.isClose(machine.bodyEnded()))
     }

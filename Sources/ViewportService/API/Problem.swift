@@ -1,4 +1,5 @@
 import ViewportHTTP
+import ViewportJSON
 
 /// An RFC 9457 problem: the body of every error response (`application/problem+json`).
 ///

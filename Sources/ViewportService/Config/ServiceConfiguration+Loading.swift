@@ -1,6 +1,7 @@
 import Configuration
 import Logging
 import SystemPackage
+import ViewportJSON
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,6 +1,7 @@
 import Configuration
 import Logging
 import ViewportRedis
+import ViewportJSON
 
 /// One configuration key: its forms (file key, environment variable, flag), what it sets, how it
 /// is read and validated into a ``ServiceConfiguration``, and how its value is shown.

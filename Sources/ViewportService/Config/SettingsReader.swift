@@ -1,5 +1,6 @@
 import Configuration
 import Synchronization
+import ViewportJSON
 
 /// Reads settings through swift-configuration's `ConfigReader`: its providers in order (flags,
 /// environment variables, the config file), the first that has a key winning.

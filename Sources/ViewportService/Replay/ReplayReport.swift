@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// The outcome of `viewportd replay`: per reuse identifier, what the trace's plans asked of a
 /// client and the smallest pool cap that keeps creates within 1% of uncapped.

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// `viewportd replay`: runs the core in process over a recorded trace (NDJSON viewport updates,
 /// the body format of `POST /v1/sessions/{id}/viewport`, and `{"patch": {…}}` lines, edits of the

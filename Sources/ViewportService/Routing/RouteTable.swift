@@ -1,5 +1,6 @@
 import ViewportCore
 import ViewportHTTP
+import ViewportJSON
 import ViewportOpenAPI
 
 /// API v1's routes: for each path pattern, the methods it answers (in the order `Allow` lists

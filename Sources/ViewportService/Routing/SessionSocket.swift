@@ -1,4 +1,5 @@
 import ViewportHTTP
+import ViewportJSON
 
 /// One WebSocket on `GET /v1/sessions/{id}/socket`: every message (text or binary) is one viewport
 /// update, exactly the body of `POST /v1/sessions/{id}/viewport` with `application/json`, or

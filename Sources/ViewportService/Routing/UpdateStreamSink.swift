@@ -5,6 +5,7 @@ import Darwin
 #endif
 import ViewportCore
 import ViewportHTTP
+import ViewportJSON
 
 /// Applies an NDJSON stream of viewport updates line by line as the body arrives, writing one plan
 /// line per update. A line `{"patch": {…}}` is an edit of the session's layout (the body of

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 extension Error {
     /// Any error thrown while answering, as a problem: decoding errors are 400 (or 422), session

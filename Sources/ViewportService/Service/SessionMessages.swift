@@ -1,3 +1,5 @@
+import ViewportJSON
+
 /// What an NDJSON stream and a WebSocket hold of a ``SessionService``: its
 /// ``SessionService/apply(_:sessionID:hint:into:)`` for stream messages, without the service's
 /// repository type. Made where that type is known, so the call it wraps is specialized for it.

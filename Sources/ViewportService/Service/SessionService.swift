@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// API v1's session operations, whatever carries them: the HTTP routes, an NDJSON stream's lines
 /// and a WebSocket's messages all call these. Takes decoded requests and writes JSON answers;

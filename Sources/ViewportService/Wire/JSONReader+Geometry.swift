@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 extension JSONReader {
     mutating func readPoint() throws -> Point {

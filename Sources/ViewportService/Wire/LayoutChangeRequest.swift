@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// The body of `PUT /v1/sessions/{id}/layout`: `{"layout": id or inline, "anchor"?, "seq"?}`.
 struct LayoutChangeRequest: Sendable {

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// Decodes a layout object (`{"items": […], "contentSize": [w, h]}`, or generated:
 /// `{"sections": […], "axis", "insets", "spacing", "contentSize"}`) straight into a

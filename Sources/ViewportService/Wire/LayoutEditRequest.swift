@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// The body of `PATCH /v1/sessions/{id}/layout` (docs/api.md "Stacks and edits"):
 /// `{"resize"?: [{"id", "size"}], "insert"?: [{"before" | "after": id, or "at": "start" | "end"

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// Writes a session's layout (`GET /v1/sessions/{id}/layout`) in a form that, posted again,
 /// gives the same rects: a layout with stacks in sections form (every stack item with its size

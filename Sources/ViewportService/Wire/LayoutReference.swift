@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// What a body's `"layout"` field holds: a stored layout's id, or a layout given inline.
 enum LayoutReference: Sendable {

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// Whether a body that failed with a 400 holds a layout of more items than `layouts.maxItems`.
 ///

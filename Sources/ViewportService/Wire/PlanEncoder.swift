@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// Writes plans and session state as JSON by hand: plans are the hot response (a `JSONEncoder`
 /// measured ~14× slower for them: about 4 µs for a small struct; measure before hand-writing

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// The body of `POST /v1/sessions/{id}/resync`: the views a client really has after its session
 /// lost updates. Ids are resolved under the session's lock (`resolve(in:)`), like an update's.

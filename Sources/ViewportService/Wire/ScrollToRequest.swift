@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// `scrollTo` as sent (`{"id", "align"?, "margin"?}`), on an update or on `POST /v1/sessions`, with
 /// the id not yet resolved: it is resolved in the layout the session has when it is applied.

@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// Decodes a layout's `sections`: each `{"id"?, "reuse"?}` plus exactly one of
 /// `"list": {"count", "size" | "sizes", "spacing"?, "axis"?}`,

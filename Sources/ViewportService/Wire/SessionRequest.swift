@@ -1,4 +1,5 @@
 import ViewportCore
+import ViewportJSON
 
 /// The body of `POST /v1/sessions`.
 struct SessionRequest: Sendable {

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import ViewportCore
+import ViewportJSON
 
 /// One viewport update as sent (`POST /v1/sessions/{id}/viewport`, or one NDJSON line), with
 /// item ids not yet resolved: a session's layout can change between reading and applying, so ids

@@ -1,6 +1,7 @@
 import FuzzServiceChecks
 import FuzzSupport
 import ViewportService
+import ViewportJSON
 
 // The JSON reader on arbitrary bytes, against an independent strict recognizer (StrictJSON):
 // - it never crashes;

@@ -1,6 +1,7 @@
 import FuzzServiceChecks
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // The layout body (POST /v1/layouts: items, or sections with axis, insets and spacing) from

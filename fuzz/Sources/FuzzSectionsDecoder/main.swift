@@ -1,6 +1,7 @@
 import FuzzServiceChecks
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // A layout's `sections` array from arbitrary bytes, stacked along an axis chosen by the first

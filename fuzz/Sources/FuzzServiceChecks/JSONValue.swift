@@ -1,5 +1,6 @@
 import FuzzSupport
 import ViewportService
+import ViewportJSON
 
 /// A JSON document as a tree, read with the service's ``JSONReader``.
 public indirect enum JSONValue: Equatable {

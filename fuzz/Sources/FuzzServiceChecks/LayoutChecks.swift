@@ -1,5 +1,6 @@
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 /// Checks a layout the service accepted: every rect finite with a finite far edge and no negative

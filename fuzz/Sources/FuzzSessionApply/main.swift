@@ -5,6 +5,7 @@ import FuzzClientModel
 import FuzzServiceChecks
 import FuzzSupport
 import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // ViewportSession.apply (and changeLayout) driven by updates decoded from fuzz bytes: a random

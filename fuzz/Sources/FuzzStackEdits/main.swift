@@ -5,6 +5,7 @@ import FuzzClientModel
 import FuzzServiceChecks
 import FuzzSupport
 @testable import ViewportCore
+@testable import ViewportJSON
 @testable import ViewportService
 
 // Stack sections (docs/api.md "Stacks and edits") and their edits

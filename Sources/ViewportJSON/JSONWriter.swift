@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import ViewportHTTP
 
 /// A byte-buffer builder for hand-written JSON encoders of hot responses.
 ///
@@ -22,13 +21,15 @@ import ViewportHTTP
 /// The bytes live in one malloc'd buffer written through a pointer: appending to a `[UInt8]`
 /// costs a uniqueness check per byte, and plan encoding was ~25 % of a request's service time
 /// (`viewport-bench 10 service-load`). So the writer is noncopyable: it owns its buffer, which
-/// comes from `malloc`, so that a finished response can hand it to the server without a copy
-/// (``finish()``).
+/// comes from `malloc`, so that a finished response can hand it on without a copy
+/// (``finish()`` gives a ``JSONBuffer``, which the service hands to the HTTP layer).
 public struct JSONWriter: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
     /// Bytes written.
-    public private(set) var count = 0
-    private var capacity: Int
+    @usableFromInline var used = 0
+    /// Bytes written.
+    @inlinable public var count: Int { used }
+    @usableFromInline var capacity: Int
 
     public init(capacity: Int = 256) {
         self.capacity = Swift.max(16, capacity)
@@ -38,52 +39,52 @@ public struct JSONWriter: ~Copyable {
 
     deinit { free(base) }
 
-    /// The JSON written, as a response body that the server sends without copying it.
-    public consuming func finish() -> HTTPResponseBuffer {
-        let buffer = HTTPResponseBuffer(takingMallocated: UnsafeMutableRawPointer(base), count: count)
+    /// The JSON written, in the writer's own `malloc`'d memory (not copied).
+    public consuming func finish() -> JSONBuffer {
+        let buffer = JSONBuffer(takingMallocated: UnsafeMutableRawPointer(base), count: used)
         discard self
         return buffer
     }
 
     /// The JSON written so far (a copy).
-    public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    @inlinable public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: used)) }
 
     /// True when nothing was written.
-    public var isEmpty: Bool { count == 0 }
+    @inlinable public var isEmpty: Bool { used == 0 }
 
     /// Makes room for `extra` more bytes.
     @inline(__always)
-    private mutating func reserve(_ extra: Int) {
-        if count &+ extra > capacity { grow(extra) }
+    @inlinable mutating func reserve(_ extra: Int) {
+        if used &+ extra > capacity { grow(extra) }
     }
 
-    private mutating func grow(_ extra: Int) {
-        let newCapacity = Swift.max(capacity * 2, count + extra)
+    @usableFromInline mutating func grow(_ extra: Int) {
+        let newCapacity = Swift.max(capacity * 2, used + extra)
         guard let memory = realloc(base, newCapacity) else { fatalError("JSONWriter: out of memory") }
         base = memory.bindMemory(to: UInt8.self, capacity: newCapacity)
         capacity = newCapacity
     }
 
     @inline(__always)
-    private mutating func append(_ byte: UInt8) {
+    @inlinable mutating func append(_ byte: UInt8) {
         reserve(1)
-        base[count] = byte
-        count &+= 1
+        base[used] = byte
+        used &+= 1
     }
 
     @inline(__always)
-    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    @inlinable mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         reserve(bytes.count)
-        UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
-        count &+= bytes.count
+        UnsafeMutableRawPointer(base + used).copyMemory(from: source, byteCount: bytes.count)
+        used &+= bytes.count
     }
 
     /// Writes a comma if a value or key follows another one.
     @inline(__always)
-    mutating func separate() {
-        guard count > 0 else { return }
-        switch base[count &- 1] {
+    @inlinable package mutating func separate() {
+        guard used > 0 else { return }
+        switch base[used &- 1] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"):
             return
         default:
@@ -96,55 +97,55 @@ public struct JSONWriter: ~Copyable {
     /// Appends ASCII text as is (no comma, no escaping). Inlined: the literal's length is then a
     /// constant and the copy a few moves, not a call to `memcpy` (callgrind).
     @inline(__always)
-    public mutating func raw(_ text: StaticString) {
+    @inlinable public mutating func raw(_ text: StaticString) {
         append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Appends one byte as is.
     @inline(__always)
-    public mutating func raw(byte: UInt8) {
+    @inlinable public mutating func raw(byte: UInt8) {
         append(byte)
     }
 
     /// Removes everything written, keeping the capacity.
-    public mutating func removeAll() {
-        count = 0
+    @inlinable public mutating func removeAll() {
+        used = 0
     }
 
     /// Removes what was written after the first `count` bytes (a plan that failed halfway).
-    public mutating func truncate(to count: Int) {
-        self.count = Swift.max(0, Swift.min(self.count, count))
+    @inlinable public mutating func truncate(to count: Int) {
+        used = Swift.max(0, Swift.min(used, count))
     }
 
     // MARK: - Structure
 
     @inline(__always)
-    public mutating func beginObject() {
+    @inlinable public mutating func beginObject() {
         separate()
         append(UInt8(ascii: "{"))
     }
 
     @inline(__always)
-    public mutating func endObject() {
+    @inlinable public mutating func endObject() {
         append(UInt8(ascii: "}"))
     }
 
     @inline(__always)
-    public mutating func beginArray() {
+    @inlinable public mutating func beginArray() {
         separate()
         append(UInt8(ascii: "["))
     }
 
     @inline(__always)
-    public mutating func endArray() {
+    @inlinable public mutating func endArray() {
         append(UInt8(ascii: "]"))
     }
 
     /// Whether a value or key written now needs a comma before it (see ``separate()``).
     @inline(__always)
-    private var needsComma: Bool {
-        guard count > 0 else { return false }
-        switch base[count &- 1] {
+    @inlinable var needsComma: Bool {
+        guard used > 0 else { return false }
+        switch base[used &- 1] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: ":"), UInt8(ascii: "\n"): return false
         default: return true
         }
@@ -152,36 +153,36 @@ public struct JSONWriter: ~Copyable {
 
     /// Writes `"name":` for a name that needs no escaping (a Swift literal): one capacity check
     /// and one copy (keys are most of a plan's tokens).
-    public mutating func key(_ name: StaticString) {
+    @inlinable public mutating func key(_ name: StaticString) {
         let length = name.utf8CodeUnitCount
         reserve(length &+ 4)
         if needsComma {
-            base[count] = UInt8(ascii: ",")
-            count &+= 1
+            base[used] = UInt8(ascii: ",")
+            used &+= 1
         }
-        base[count] = UInt8(ascii: "\"")
-        (base + (count &+ 1)).update(from: name.utf8Start, count: length)
-        base[count &+ 1 &+ length] = UInt8(ascii: "\"")
-        base[count &+ 2 &+ length] = UInt8(ascii: ":")
-        count &+= length &+ 3
+        base[used] = UInt8(ascii: "\"")
+        (base + (used &+ 1)).update(from: name.utf8Start, count: length)
+        base[used &+ 1 &+ length] = UInt8(ascii: "\"")
+        base[used &+ 2 &+ length] = UInt8(ascii: ":")
+        used &+= length &+ 3
     }
 
     /// Writes `"name":`, escaping the name. (Labelled so that a literal key picks the
     /// `StaticString` overload: Swift prefers `String` for a literal, which costs an escaping scan.)
-    public mutating func key(escaping name: String) {
+    @inlinable public mutating func key(escaping name: String) {
         string(name)
         append(UInt8(ascii: ":"))
     }
 
     /// Writes `{ … }` with `body` writing the members.
-    public mutating func object(_ body: (inout JSONWriter) throws -> Void) rethrows {
+    @inlinable public mutating func object(_ body: (inout JSONWriter) throws -> Void) rethrows {
         beginObject()
         try body(&self)
         endObject()
     }
 
     /// Writes `[ … ]` with `body` writing the elements.
-    public mutating func array(_ body: (inout JSONWriter) throws -> Void) rethrows {
+    @inlinable public mutating func array(_ body: (inout JSONWriter) throws -> Void) rethrows {
         beginArray()
         try body(&self)
         endArray()
@@ -189,26 +190,26 @@ public struct JSONWriter: ~Copyable {
 
     // MARK: - Scalars
 
-    public mutating func null() {
+    @inlinable public mutating func null() {
         separate()
         raw("null")
     }
 
     @inline(__always)
-    public mutating func bool(_ value: Bool) {
+    @inlinable public mutating func bool(_ value: Bool) {
         separate()
         if value { raw("true") } else { raw("false") }
     }
 
     @inline(__always)
-    public mutating func int(_ value: Int) {
+    @inlinable public mutating func int(_ value: Int) {
         separate()
         appendDecimal(value)
     }
 
     /// An integer with no comma before it (for hand-assembled fragments, see ``raw(_:)``).
     @inline(__always)
-    public mutating func rawInt(_ value: Int) {
+    @inlinable public mutating func rawInt(_ value: Int) {
         appendDecimal(value)
     }
 
@@ -216,13 +217,13 @@ public struct JSONWriter: ~Copyable {
     /// `-0.0` as `0`), others in the shortest form that reads back as the same double
     /// (`0.1`, `1e-07`, `1.7976931348623157e+308`). JSON has no NaN or infinity: those are
     /// written as `null` (a programming error; asserts in debug builds).
-    public mutating func number(_ value: Double) {
+    @inlinable public mutating func number(_ value: Double) {
         separate()
         rawNumber(value)
     }
 
     /// ``number(_:)`` with no comma before it (for hand-assembled fragments, see ``raw(_:)``).
-    public mutating func rawNumber(_ value: Double) {
+    @inlinable public mutating func rawNumber(_ value: Double) {
         // `abs(value) < 2^53` is false for NaN and infinities, and makes `Int(value)` safe.
         if abs(value) < 9_007_199_254_740_992 {
             let integer = Int(value)
@@ -249,7 +250,7 @@ public struct JSONWriter: ~Copyable {
     /// rects, and four `rawNumber` calls were ~330 instructions a rect (callgrind); past
     /// 1,000,000 (the first version's bound) they were 7 % of an NDJSON stream's thread on 1M
     /// rows (`perf`).
-    public mutating func rawQuad(_ a: Double, _ b: Double, _ c: Double, _ d: Double) {
+    @inlinable public mutating func rawQuad(_ a: Double, _ b: Double, _ c: Double, _ d: Double) {
         guard let i = Self.small(a), let j = Self.small(b), let k = Self.small(c), let l = Self.small(d) else {
             append(UInt8(ascii: "["))
             rawNumber(a)
@@ -266,7 +267,7 @@ public struct JSONWriter: ~Copyable {
         // local pointer: a store through `base` may alias this struct, so each one made the
         // compiler load `base` again.
         reserve(37)
-        let out = base + count
+        let out = base + used
         out[0] = UInt8(ascii: "[")
         var at = Self.writeSmall(i, to: out, at: 1)
         out[at] = UInt8(ascii: ",")
@@ -276,13 +277,13 @@ public struct JSONWriter: ~Copyable {
         out[at] = UInt8(ascii: ",")
         at = Self.writeSmall(l, to: out, at: at &+ 1)
         out[at] = UInt8(ascii: "]")
-        count &+= at &+ 1
+        used &+= at &+ 1
     }
 
     /// `value` as an `Int` when it is an integer in 0..<100,000,000 (`-0.0` too, written `0` as
     /// ``rawNumber(_:)`` writes it); nil otherwise (NaN included).
     @inline(__always)
-    private static func small(_ value: Double) -> Int? {
+    @inlinable static func small(_ value: Double) -> Int? {
         guard value >= 0 && value < 100_000_000 else { return nil }
         let integer = Int(value)
         return Double(integer) == value ? integer : nil
@@ -291,7 +292,7 @@ public struct JSONWriter: ~Copyable {
     /// Writes `value` (0..<100,000,000) at `base[at]`, where there is room for eight digits, and
     /// answers the position after it. Digits two at a time from the pair table.
     @inline(__always)
-    private static func writeSmall(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
+    @inlinable static func writeSmall(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
         if value < 100 { return writeUpToTwo(value, to: base, at: at) }
         // The low pair, then what is above it (1 to 6 digits) written before it.
         let (high, low) = value.quotientAndRemainder(dividingBy: 100)
@@ -311,7 +312,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Writes `value` (0..<100) with one digit or two at `base[at]`; answers the position after.
     @inline(__always)
-    private static func writeUpToTwo(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
+    @inlinable static func writeUpToTwo(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
         guard value >= 10 else {
             base[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
             return at &+ 1
@@ -321,7 +322,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Writes `value` (0..<100) as exactly two digits at `base[at]`; answers the position after.
     @inline(__always)
-    private static func writePair(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
+    @inlinable static func writePair(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at: Int) -> Int {
         let pairs = Self.digitPairsLiteral.utf8Start
         base[at] = pairs[value &* 2]
         base[at &+ 1] = pairs[value &* 2 &+ 1]
@@ -329,21 +330,21 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes a string, escaping `"`, `\` and control characters (`\n`, `\t`, … or `\u00XX`).
-    public mutating func string(_ value: String) {
+    @inlinable public mutating func string(_ value: String) {
         var value = value
         value.withUTF8 { string(utf8: UnsafeRawBufferPointer($0)) }
     }
 
     /// Writes a string from UTF-8 bytes, which must be valid UTF-8 (e.g. from
     /// ``JSONReader/readStringBytes(into:)``); only the escaping is done here.
-    public mutating func string(utf8 value: UnsafeRawBufferPointer) {
+    @inlinable public mutating func string(utf8 value: UnsafeRawBufferPointer) {
         // Most strings (ids, names) need no escaping: one capacity check, then one pass that
         // checks and copies each byte (ids are a few bytes: a `memcpy` call and a separate scan
-        // cost more than the bytes, callgrind). `count` moves only at the end, so a byte that
+        // cost more than the bytes, callgrind). `used` moves only at the end, so a byte that
         // needs an escape hands the string to the slow path with nothing written.
         let n = value.count
         reserve(n &+ 3)
-        var at = count
+        var at = used
         if needsComma {
             base[at] = UInt8(ascii: ",")
             at &+= 1
@@ -361,13 +362,13 @@ public struct JSONWriter: ~Copyable {
             i &+= 1
         }
         base[at &+ n] = UInt8(ascii: "\"")
-        count = at &+ n &+ 1
+        used = at &+ n &+ 1
     }
 
     /// ``string(utf8:)`` for a string with bytes to escape (kept out of line, so the common path
     /// stays small).
     @inline(never)
-    private mutating func stringEscaping(_ value: UnsafeRawBufferPointer) {
+    @inlinable mutating func stringEscaping(_ value: UnsafeRawBufferPointer) {
         separate()
         append(UInt8(ascii: "\""))
         var runStart = 0
@@ -392,11 +393,11 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes a string from UTF-8 bytes (see ``string(utf8:)-(UnsafeRawBufferPointer)``).
-    public mutating func string(utf8 value: [UInt8]) {
+    @inlinable public mutating func string(utf8 value: [UInt8]) {
         value.withUnsafeBytes { string(utf8: $0) }
     }
 
-    private mutating func appendEscape(_ byte: UInt8) {
+    @inlinable mutating func appendEscape(_ byte: UInt8) {
         append(UInt8(ascii: "\\"))
         switch byte {
         case UInt8(ascii: "\""): append(UInt8(ascii: "\""))
@@ -419,7 +420,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Appends the decimal digits of `value` without going through `String`: written in place,
     /// two digits per division.
-    private mutating func appendDecimal(_ value: Int) {
+    @inlinable mutating func appendDecimal(_ value: Int) {
         if value >= 0 && value < 10 {
             append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
@@ -428,19 +429,19 @@ public struct JSONWriter: ~Copyable {
             // Two digits (view handles, small sizes): one pair, no digit count.
             reserve(2)
             let pairs = Self.digitPairsLiteral.utf8Start
-            base[count] = pairs[value &* 2]
-            base[count &+ 1] = pairs[value &* 2 &+ 1]
-            count &+= 2
+            base[used] = pairs[value &* 2]
+            base[used &+ 1] = pairs[value &* 2 &+ 1]
+            used &+= 2
             return
         }
         // A sign and 20 digits hold any Int.
         reserve(21)
         if value < 0 {
-            base[count] = UInt8(ascii: "-")
-            count &+= 1
+            base[used] = UInt8(ascii: "-")
+            used &+= 1
         }
         var magnitude = value.magnitude
-        let end = count &+ Self.digitCount(magnitude)
+        let end = used &+ Self.digitCount(magnitude)
         var at = end
         // A local literal: the `static let` was read through `swift_once` on every number.
         let pairs = Self.digitPairsLiteral.utf8Start
@@ -459,19 +460,19 @@ public struct JSONWriter: ~Copyable {
             at &-= 1
             base[at] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
         }
-        count = end
+        used = end
     }
 
     /// "00" through "99", for two digits per division. A computed property returning a literal, so
     /// reading it is a constant address (a stored `static let` went through `swift_once` per number).
     @inline(__always)
-    private static var digitPairsLiteral: StaticString {
+    @inlinable static var digitPairsLiteral: StaticString {
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     }
 
     /// The number of decimal digits of `value` (at least 1).
     @inline(__always)
-    private static func digitCount(_ value: UInt) -> Int {
+    @inlinable static func digitCount(_ value: UInt) -> Int {
         var digits = 1
         var rest = value
         while rest >= 10_000 {

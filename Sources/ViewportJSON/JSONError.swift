@@ -131,7 +131,7 @@ public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A key or value quoted for a message, with quotes, backslashes and control characters escaped.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var writer = JSONWriter(capacity: text.utf8.count + 2)
         writer.string(text)
         return String(decoding: writer.bytes, as: UTF8.self)

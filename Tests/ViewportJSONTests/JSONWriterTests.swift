@@ -1,7 +1,7 @@
 import Testing
 import ViewportTestSupport
 
-@testable import ViewportService
+@testable import ViewportJSON
 
 private func written(_ body: (inout JSONWriter) -> Void) -> String {
     var writer = JSONWriter(capacity: 64)

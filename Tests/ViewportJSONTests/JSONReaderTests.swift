@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ViewportService
+@testable import ViewportJSON
 
 /// Parses `text` as one complete value, skipping it (validates everything).
 private func validate(_ text: String) throws {

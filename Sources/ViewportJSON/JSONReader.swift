@@ -33,7 +33,7 @@
 public struct JSONReader {
     @usableFromInline let buffer: UnsafeBufferPointer<UInt8>
     /// Index of the next unread byte.
-    public internal(set) var position: Int = 0
+    public package(set) var position: Int = 0
     /// Maximum nesting of arrays and objects.
     public let maxDepth: Int
     var depth = 0
@@ -156,7 +156,7 @@ public struct JSONReader {
     // MARK: - Structure
 
     @inline(__always)
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while position < buffer.count {
             let byte = buffer[position]
             guard byte <= 0x20, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ViewportService
+@testable import ViewportJSON
 
 /// The writer's in-place decimal digits (two per division) and its one-copy keys and strings,
 /// against `String(describing:)` and a byte-by-byte reference.
