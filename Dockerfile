@@ -27,6 +27,8 @@ COPY Package.swift ./
 COPY Sources ./Sources
 # The OpenAPI document and its module (the ViewportOpenAPI target): embedded in the binary.
 COPY openapi ./openapi
+# The browser client and its demo page (the ViewportBrowserClient target): embedded too.
+COPY clients/js ./clients/js
 COPY Tests ./Tests
 COPY config ./config
 

@@ -22,7 +22,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // SHA-256 for content-addressed layout ids, SHA-1 for the WebSocket handshake and Redis script ids.
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
@@ -48,16 +47,19 @@ let package = Package(
             name: "CHiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        // The lock ThreadSanitizer builds use in place of `Synchronization.Mutex` (empty otherwise);
+        // each module that locks shadows `Mutex` with it in its Mutex+TSan.swift.
+        .target(name: "ViewportLock", swiftSettings: swiftSettings),
         .target(
             name: "ViewportRedis",
-            dependencies: ["CHiredis", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CHiredis", "ViewportLock", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         // A cache prefetch hint for the index's queries (Swift has none): one inline C function.
         .target(name: "CPrefetch"),
         .target(
             name: "ViewportCore",
-            dependencies: ["CPrefetch", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CPrefetch", "ViewportLock", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings,
             linkerSettings: [.linkedLibrary("m")]
         ),
@@ -65,6 +67,7 @@ let package = Package(
             name: "ViewportHTTP",
             dependencies: [
                 "CMicroHTTPD",
+                "ViewportLock",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
             ],
@@ -83,23 +86,30 @@ let package = Package(
             resources: [.embedInCode("viewportd.openapi.json")],
             swiftSettings: swiftSettings
         ),
+        // The browser client and its demo page, served at GET /client/viewportd.js and GET /demo
+        // from the binary itself (no files at run time): clients/js holds their only copies, next
+        // to the other clients, embedded like the OpenAPI document.
+        .target(
+            name: "ViewportBrowserClient",
+            path: "clients/js",
+            resources: [.embedInCode("viewportd.js"), .embedInCode("demo.html")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ViewportService",
             dependencies: [
                 "ViewportOpenAPI",
+                "ViewportBrowserClient",
+                "ViewportLock",
                 "ViewportCore",
                 "ViewportHTTP",
                 "ViewportRedis",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            // The browser client and its demo page, served at GET /client/viewportd.js and
-            // GET /demo from the binary itself (no files at run time).
-            resources: [.embedInCode("Client/viewportd.js"), .embedInCode("Client/demo.html")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -131,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewportHTTPTests",
-            dependencies: ["ViewportHTTP", "ViewportTestSupport"],
+            dependencies: ["ViewportHTTP", "ViewportLock", "ViewportTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -20,7 +20,7 @@ export TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 history
 export SWIFT_BACKTRACE=enable=no
 started=$SECONDS
 status=0
-# VIEWPORTD_TSAN: the locks TSan can see (see Sources/ViewportHTTP/TSanMutex.swift).
+# VIEWPORTD_TSAN: the locks TSan can see (see Sources/ViewportLock/TSanMutex.swift).
 swift test --sanitize=thread --scratch-path .build-tsan -Xswiftc -DVIEWPORTD_TSAN "$@" || status=$?
 reports=(.build-tsan/tsan-report.*)
 if [[ -e ${reports[0]} ]]; then

@@ -11,7 +11,7 @@ struct SnapshotTests {
     static let handledProperties: [String: Set<String>] = [
         "layout": [], "shown": [], "stats": [], "edits": [],
         "options": ["insets", "paging", "loop", "maxViews", "lookAhead"],
-        "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "rtt", "safeWindow", "pinned", "dragBegin", "needsFullDiff"],
+        "scroll": ["buffer", "offset", "viewport", "motion", "region", "time", "rtt", "diffBasis", "pinned", "dragBegin"],
         "pools": ["caps", "byClass", "sameItem", "count", "extraNames", "capByClass", "defaultCap", "indexed"],
         "handles": ["next"],
         "sequence": ["seq", "recorded", "bareSeq", "bareOffset"],

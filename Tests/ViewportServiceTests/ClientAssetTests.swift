@@ -19,7 +19,7 @@ import ViewportService
 
     @Test func theServedModuleIsTheRepositoryFileByteForByte() throws {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/ViewportService/Client/viewportd.js")
+            .appendingPathComponent("clients/js/viewportd.js")
         let file = try Data(contentsOf: source)
         try withService { service in
             let reply = try service.connect().get("/client/viewportd.js")

@@ -46,8 +46,8 @@ struct SafeWindow: Sendable {
     }
 
     /// The spans along the axis that `observe(_:)` must be shown every item touching (with the
-    /// region's cross-axis extent): `lookahead` around each edge. (A pair, not an array: an array
-    /// was an allocation per measurement.)
+    /// region's cross-axis extent): `lookahead` around each edge. A pair, not an array: no
+    /// allocation per measurement.
     var spans: (low: (Double, Double), high: (Double, Double)) {
         ((lowEdgeFrom, lowEdgeBelow), (highEdgeAbove, highEdgeThrough))
     }

@@ -1,6 +1,6 @@
 /// Where a session's scroll view is and what its last updates left behind: the offset, viewport
-/// and motion with the materialized region they make, the client's clock, the safe window, the
-/// pinned sticky header and a drag in progress.
+/// and motion with the materialized region they make, the client's clock, what the next update
+/// diffs against, the pinned sticky header and a drag in progress.
 ///
 /// The region is always `Region(offset:viewport:buffer:motion:)`: it changes only with them
 /// (`move(to:viewport:motion:)`, `recenter(along:by:)`).
@@ -18,17 +18,13 @@ struct ScrollState: Sendable {
     /// The client's last round trip (`rtt`, seconds), nil until an update or the opening carries
     /// one: with a velocity, the region looks ahead by it (see `LookAhead`).
     var rtt: Double?
-    /// Where the region may move without changing the materialized set (see `SafeWindow`); nil
-    /// when unknown. Valid for the current region and layout only.
-    var safeWindow: SafeWindow?
+    /// What the next update diffs against: the two regions, with a safe window when one is known
+    /// (valid for the current region and layout only), or the shown items after a resync.
+    var diffBasis = DiffBasis.regions
     /// The sticky header pinned at the top, if any (see `ViewportSession+Sticky.swift`).
     var pinned: PinnedHeader?
     /// The offset of the last `drag-begin` not yet answered by a `drag-end` (`b`).
     var dragBegin: Point?
-    /// Set by a resync (the client's views replaced the session's): the shown items need not be
-    /// those of `region`, so the next update compares the shown items with its new region
-    /// itself instead of diffing the two regions.
-    var needsFullDiff = false
 
     init(offset: Point, viewport: Size, buffer: Buffer, motion: Motion = .none, time: Double? = nil, rtt: Double? = nil) {
         self.buffer = buffer

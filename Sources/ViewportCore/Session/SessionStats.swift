@@ -12,4 +12,22 @@ public struct SessionStats: Hashable, Sendable {
     public var peakViews: Int = 0
 
     public init() {}
+
+    /// Its snapshot section (see `ViewportSession+Snapshot.swift`): the counts in declaration order.
+    func writeSnapshot(into w: inout BinaryWriter) {
+        for value in [updates, created, reused, rebindFree, recycled, discarded, peakViews] {
+            w.count(value)
+        }
+    }
+
+    init(snapshot r: inout BinaryReader) throws(BinaryFormatError) {
+        self.init()
+        updates = try r.count()
+        created = try r.count()
+        reused = try r.count()
+        rebindFree = try r.count()
+        recycled = try r.count()
+        discarded = try r.count()
+        peakViews = try r.count()
+    }
 }

@@ -17,4 +17,9 @@ struct ViewHandles: Sendable {
 
     /// Makes every handle assigned from now on at least `handle`.
     mutating func reserve(from handle: Int) { next = max(next, handle) }
+
+    /// Its snapshot section (see `ViewportSession+Snapshot.swift`): `next`.
+    func writeSnapshot(into w: inout BinaryWriter) { w.count(next) }
+
+    init(snapshot r: inout BinaryReader) throws(BinaryFormatError) { self.init(next: try r.count()) }
 }

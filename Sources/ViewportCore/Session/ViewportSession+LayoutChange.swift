@@ -112,8 +112,7 @@ extension ViewportSession {
         sequence.advance()
         stats.updates += 1
         scroll.move(to: newOffset, viewport: viewport, motion: newMotion)
-        scroll.safeWindow = nil
-        scroll.needsFullDiff = false
+        scroll.diffBasis = .regions
         let entering = materialized.filter { survivors[$0] == nil }
         var plan = leaving.withUnsafeBufferPointer { makePlan(leaving: $0, entering: entering, offset: newOffset) }
         plan.move = moves.sorted { $0.item < $1.item }

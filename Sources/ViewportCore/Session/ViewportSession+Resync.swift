@@ -70,8 +70,7 @@ extension ViewportSession {
         for (c, (_, views)) in zip(classes, state.pool) { pools.adopt(views, reuseClass: c, pooledAt: state.seq) }
         pools.resolveCaps(for: layout)
         handles.reserve(from: highest + 1)
-        scroll.safeWindow = nil
-        scroll.needsFullDiff = true
+        scroll.diffBasis = .full
         scroll.pinned = loop == nil ? pinnedHeader(at: offset).flatMap { shown[$0.item] != nil ? $0 : nil } : nil
         scroll.dragBegin = nil
         if let prefetcher = helpers.prefetcher { helpers.prefetcher = Prefetcher(seconds: prefetcher.seconds) }

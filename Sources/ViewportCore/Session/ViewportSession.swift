@@ -4,7 +4,7 @@
 /// Not thread-safe by itself; the service keeps each session behind a lock.
 public struct ViewportSession: Sendable {
     public internal(set) var layout: Layout
-    /// Offset, viewport, motion and region, the client's clock, safe window, pinned header and drag.
+    /// Offset, viewport, motion and region, the client's clock, the diff basis, pinned header and drag.
     var scroll: ScrollState
     /// Item → view of every materialized item.
     var shown = ShownViews()
@@ -30,24 +30,15 @@ public struct ViewportSession: Sendable {
     /// Most items materialized at once; nil for no limit.
     public var maxViews: Int? { options.maxViews }
 
-    /// `helpers.areOn`, read on every update without the accessor's coroutine (its frame, for a
-    /// 176-byte value, is a heap allocation: callgrind counted 2 mallocs a request).
+    /// `helpers.areOn`, read on every update (docs/workarounds.md "Accessor coroutines allocate their frame").
     var helpersAreOn: Bool { helpersBox?.value.areOn ?? false }
 
     /// The scrolling helpers' state and the selection. Kept out of line (176 bytes) and only
     /// for sessions that use them: a session's size is what `sessions.max` multiplies.
-    ///
-    /// Read with a plain getter (a copy), not a `_read` coroutine: Swift 6.3.1's optimizer freed
-    /// the `_read` coroutine's heap frame, which holds the yielded value, before
-    /// `helpers.exposureTracker.map { … }` had read it (AddressSanitizer: heap-use-after-free in
-    /// `transition`, on every PATCH or PUT of a session with `exposure`; without ASan a crash
-    /// in `swift_release` once the freed memory was reused, seen under concurrent load).
+    /// A plain getter and a `_modify` of the box's storage (docs/workarounds.md "The helpers' `_read` accessor frees its value too early").
     var helpers: SessionHelpers {
         get { helpersBox?.value ?? .off }
         set { helpersBox = newValue.isOff ? nil : SessionHelpers.Box(newValue) }
-        // A `_modify` coroutine too, but it yields the box's own storage, not a value in its
-        // frame: ending it early frees only the frame's reference to a box `helpersBox` keeps
-        // (AddressSanitizer, release build: no report over ~164,000 PATCHes with helpers on).
         _modify {
             let box: SessionHelpers.Box
             if isKnownUniquelyReferenced(&helpersBox), let unique = helpersBox {
@@ -60,9 +51,7 @@ public struct ViewportSession: Sendable {
         }
     }
 
-    // Single helpers read in place: `helpers`' getter copies the whole struct (176 bytes, a
-    // retain and a release for each container), ~1,500 instructions an update with exposure,
-    // prefetch and lazyLoad on (callgrind) where these read one field.
+    // Single helpers read in place (docs/workarounds.md "Accessor coroutines allocate their frame").
     var hasPrefetcher: Bool { helpersBox?.value.prefetcher != nil }
     var prefetcher: Prefetcher? { helpersBox?.value.prefetcher }
     var hasLazyLoader: Bool { helpersBox?.value.lazyLoader != nil }
@@ -148,6 +137,8 @@ public struct ViewportSession: Sendable {
     /// Applies one update, or answers the last plan again for a retry (`seq` equal to the last).
     ///
     /// Nothing changes when it throws.
+    /// The diff strategy comes from `DiffStrategy.pick`; each has its own function
+    /// (`ViewportSession+Diff.swift`).
     /// - Complexity: O(log n + c log c) for c items entering or leaving (plus the items that straddle
     ///   the region's moving edges), independent of how many items stay shown. Helpers add their
     ///   own queries (see `finishPlan`); a looping session is O(log n + k log k) for k shown items.
@@ -169,85 +160,45 @@ public struct ViewportSession: Sendable {
         let newRegion = scroll.region(at: newOffset, viewport: newViewport, motion: newMotion)
         let previous = (offset: offset, viewport: viewport)
         let newPin = layout.stickyItems.isEmpty || loop != nil ? nil : pinnedHeader(at: newOffset)
-        if let window = scroll.safeWindow, window.contains(newRegion), newPin == pinned {
-            // Nothing enters or leaves: O(1).
-            advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
-            var plan = Plan(seq: seq, offset: offset)
-            if needsFinishing(update.phase) {
-                finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: [], entering: [])
-            }
-            sequence.record(plan)
-            return plan
+        var diff: ItemDiff
+        switch DiffStrategy.pick(basis: scroll.diffBasis, loop: loop, samePin: newPin == pinned, from: region, to: newRegion) {
+        case .unchanged:
+            return applyUnchanged(update, offset: newOffset, viewport: newViewport, motion: newMotion, previous: previous)
+        case .full: diff = fullDiff(to: newRegion, pin: newPin)
+        case .loop(let loop): diff = loopDiff(loop, to: newRegion)
+        case .drag(let axis): diff = dragDiff(along: axis, to: newRegion)
+        case .jump: diff = jumpDiff(to: newRegion)
+        case .strips: diff = stripsDiff(to: newRegion)
         }
-        let sameX = newRegion.minX == region.minX && newRegion.maxX == region.maxX
-        let sameY = newRegion.minY == region.minY && newRegion.maxY == region.maxY
-        // Nested two-argument `max`: the variadic one's array is not always optimized away (a heap allocation per update).
-        let moved = max(
-            max(max(abs(newRegion.minX - region.minX), abs(newRegion.maxX - region.maxX)), abs(newRegion.minY - region.minY)),
-            abs(newRegion.maxY - region.maxY))
-        var leaving: [Int]
-        var entering: [Int]
-        var newWindow: SafeWindow?
-        var pinsAdjusted = false
-        if scroll.needsFullDiff && loop == nil {
-            // After a resync: what is shown against what the new region (and pin) needs.
-            let pinnedItem = newPin?.item
-            leaving = shown.keys.filter { $0 != pinnedItem && !newRegion.intersects(layout.rects[$0]) }.sorted()
-            var needed = layout.items(in: newRegion)
-            if let pinnedItem, !needed.contains(pinnedItem) {
-                needed.insert(pinnedItem, at: needed.firstIndex { $0 > pinnedItem } ?? needed.count)
-            }
-            entering = needed.filter { shown[$0] == nil }
-            pinsAdjusted = true
-        } else if let loop {
-            // Periodic content: compare the shown items with the ones at the new region. An item
-            // whose view must move to another copy of it (a jump) leaves and enters again.
-            let moving = shown.keys.filter { item in
-                loop.copyShift(of: layout.rects[item], in: newRegion).map { $0 != loopShift(of: item) } ?? true
-            }
-            leaving = moving.sorted()
-            let movingSet = Set(moving)
-            entering = items(in: newRegion).filter { shown[$0] == nil || movingSet.contains($0) }
-        } else if sameX != sameY && moved < SafeWindow.lookahead {
-            // A drag along one axis: two queries around the moving edges find what changed and
-            // measure the next safe window.
-            var window = SafeWindow(axis: sameX ? .y : .x, around: newRegion)
-            (leaving, entering) = changedItemsNearEdges(from: region, to: newRegion, window: &window)
-            newWindow = window
-        } else if newRegion.isDisjoint(from: region) {
-            // A jump: every item of the old region leaves. They are all shown, so they are found
-            // there, without a query of the old region (half a jump's index work on a 1M layout).
-            // What the new region's query and plan read first (the index block, rects, classes
-            // and id offsets at a random place: cache misses on a 1M-item layout) starts loading,
-            // the leaving items are found meanwhile, then the query starts where the prefetch
-            // found its block. Then the first entering item's class starts loading while the
-            // leaving views are taken and pooled.
-            let start = layout.prefetchItems(in: newRegion)
-            leaving = shownItems(in: region, notIn: newRegion)
-            entering = changedItems(in: newRegion, notIn: region, start: start)
-            if let first = entering.first {
-                layout.prefetchClass(of: first)
-                layout.prefetchID(of: first)
-            }
-        } else {
-            leaving = changedItems(in: region, notIn: newRegion)
-            entering = changedItems(in: newRegion, notIn: region)
+        if !diff.pinsAdjusted && (newPin != nil || pinned != nil) {
+            adjustForPins(leaving: &diff.leaving, entering: &diff.entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
         }
-        if !pinsAdjusted && (newPin != nil || pinned != nil) {
-            adjustForPins(leaving: &leaving, entering: &entering, old: pinned?.item, new: newPin?.item, oldRegion: region, newRegion: newRegion)
-        }
-        try checkViewLimit(shown.count - leaving.count + entering.count, field: update.size == nil ? "offset" : "size")
+        try checkViewLimit(shown.count - diff.leaving.count + diff.entering.count, field: update.size == nil ? "offset" : "size")
         // Nothing has changed up to here; from here on the update is applied.
         advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
-        scroll.safeWindow = newWindow
-        scroll.needsFullDiff = false
-        var plan = takeLeavingAndPlan(leaving, entering: entering, offset: offset)
+        scroll.diffBasis = diff.nextBasis
+        var plan = takeLeavingAndPlan(diff.leaving, entering: diff.entering, offset: offset)
         if newPin != nil || pinned != nil {
             (plan.pin, plan.unpin) = pinEntries(old: pinned, new: newPin)
             scroll.pinned = newPin
         }
         if needsFinishing(update.phase) {
-            finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: leaving, entering: entering)
+            finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: diff.leaving, entering: diff.entering)
+        }
+        sequence.record(plan)
+        return plan
+    }
+
+    /// `DiffStrategy.unchanged`: the update moves inside the safe window; nothing enters or leaves.
+    /// - Complexity: O(1), plus the helpers' work (see `finishPlan`).
+    @inline(__always)
+    private mutating func applyUnchanged(
+        _ update: ViewportUpdate, offset newOffset: Point, viewport newViewport: Size, motion newMotion: Motion, previous: (offset: Point, viewport: Size)
+    ) -> Plan {
+        advance(to: newOffset, viewport: newViewport, motion: newMotion, update: update)
+        var plan = Plan(seq: seq, offset: offset)
+        if needsFinishing(update.phase) {
+            finishPlan(&plan, phase: update.phase, velocity: update.velocity, time: update.time, previous: previous, leaving: [], entering: [])
         }
         sequence.record(plan)
         return plan
@@ -334,108 +285,6 @@ public struct ViewportSession: Sendable {
         pools.byClass.enumerated().filter { !$0.element.isEmpty }.map {
             (reuseName(ofClass: $0.offset), $0.element.entries.map(\.view))
         }
-    }
-
-    // MARK: Diffing
-
-    /// Items that leave and enter on a move of less than `SafeWindow.lookahead` along the window's
-    /// axis, found by one query around each moving edge; every candidate also narrows `window`.
-    private func changedItemsNearEdges(from old: Region, to new: Region, window: inout SafeWindow) -> ([Int], [Int]) {
-        var leaving: [Int] = []
-        var entering: [Int] = []
-        let (oldLow, oldHigh) = window.axis == .y ? (old.minY, old.maxY) : (old.minX, old.maxX)
-        let spans = window.spans
-        // The lists and the window go in as arguments: captured by a closure value, they were
-        // boxed (an allocation, run-time exclusivity checks and reference counting every step:
-        // small steps 25 % slower, 35 % past 2^24 pt where the query is not inlined here).
-        let layout = layout
-        func search(_ leaving: inout [Int], _ entering: inout [Int], _ window: inout SafeWindow, _ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
-            layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY) { item, r in
-                let wasIn = old.intersects(r)
-                let isIn = new.intersects(r)
-                if wasIn && !isIn {
-                    leaving.append(item)
-                } else if isIn && !wasIn {
-                    entering.append(item)
-                }
-                window.observe(r)
-            }
-        }
-        for k in 0..<2 {
-            let span = k == 0 ? spans.low : spans.high
-            // Each span also covers the strip its edge swept.
-            let oldEdge = k == 0 ? oldLow : oldHigh
-            let from = min(span.0, oldEdge)
-            let to = max(span.1, oldEdge)
-            if window.axis == .y {
-                search(&leaving, &entering, &window, new.minX, from, new.maxX, to)
-            } else {
-                search(&leaving, &entering, &window, from, new.minY, to, new.maxY)
-            }
-        }
-        Self.sortUnique(&leaving)
-        Self.sortUnique(&entering)
-        return (leaving, entering)
-    }
-
-    /// Sorts `found` and drops repeated items, in place (a copy of a shared array would cost an
-    /// allocation per query).
-    static func sortUnique(_ found: inout [Int]) {
-        guard found.count > 1 else { return }
-        found.sort()
-        // By index: a `for item in found` loop holds a second reference to the array, and the
-        // first write below then copied it whole (callgrind: an allocation a jump).
-        var unique = 1
-        for k in 1..<found.count where found[k] != found[unique - 1] {
-            found[unique] = found[k]
-            unique += 1
-        }
-        found.removeLast(found.count - unique)
-    }
-
-    /// Shown items materialized in `a` but not in `b`, in layout order: the same items as
-    /// `changedItems(in: a, notIn: b)` when `a` is the session's region (every item it
-    /// materializes is shown; a pinned header outside it is not in `a`), found among the shown
-    /// items instead of by a query.
-    /// - Complexity: O(k) for k shown items (O(k log k) past `ShownViews.orderedLimit`).
-    func shownItems(in a: Region, notIn b: Region) -> [Int] {
-        var found: [Int] = []
-        found.reserveCapacity(shown.count)
-        let rects = layout.rects
-        for (item, _) in shown {
-            let r = rects[item]
-            if a.intersects(r) && !b.intersects(r) { found.append(item) }
-        }
-        // The ordered form iterates in layout order already.
-        if !shown.isOrdered { found.sort() }
-        return found
-    }
-
-    /// Items materialized in `a` but not in `b`, in layout order.
-    ///
-    /// Such an item lies outside `b` on some side, so it touches one of the (at most four) strips
-    /// of `a` beyond `b`'s edges; only those strips are searched.
-    ///
-    /// `start`: from `Layout.prefetchItems(in: a)`; the search from `a`'s near edge begins there.
-    func changedItems(in a: Region, notIn b: Region, start: QueryStart? = nil) -> [Int] {
-        guard a != b else { return [] }
-        var found: [Int] = []
-        // About as many items change as are shown (all of them on a jump): one allocation.
-        found.reserveCapacity(shown.count + 4)
-        // `found` goes in as an argument: captured by a local function, it was boxed and every
-        // search paid a dynamic exclusivity check (swift_beginAccess) on it.
-        let layout = layout
-        func search(_ found: inout [Int], _ minX: Double, _ minY: Double, _ maxX: Double, _ maxY: Double) {
-            layout.forEachItem(minX: minX, minY: minY, maxX: maxX, maxY: maxY, start: start) { item, r in
-                if a.intersects(r) && !b.intersects(r) { found.append(item) }
-            }
-        }
-        if b.minY > a.minY { search(&found, a.minX, a.minY, a.maxX, min(b.minY, a.maxY)) }
-        if b.maxY < a.maxY { search(&found, a.minX, max(b.maxY, a.minY), a.maxX, a.maxY) }
-        if b.minX > a.minX { search(&found, a.minX, a.minY, min(b.minX, a.maxX), a.maxY) }
-        if b.maxX < a.maxX { search(&found, max(b.maxX, a.minX), a.minY, a.maxX, a.maxY) }
-        Self.sortUnique(&found)
-        return found
     }
 
     // MARK: Planning

@@ -4,29 +4,17 @@ import Glibc
 import Darwin
 #endif
 
-/// The API's paths. Ids in paths are taken as they are (no percent-decoding: ids viewportd hands
-/// out are plain hex).
-enum Route: Equatable, Sendable {
-    case healthz
-    /// `GET /readyz`: 200 while the instance can serve (its shared store answers), else 503.
-    case readyz
-    case metrics
-    /// `GET /openapi.json`: the OpenAPI document of API v1.
-    case openapi
-    /// `GET /client/viewportd.js`: the browser client, an ES module.
-    case clientModule
-    /// `GET /demo`: a page that scrolls a 100,000-item feed through the browser client.
-    case demo
-    case layouts
-    case layout(id: String)
-    case sessions
-    case session(id: String)
-    case sessionViewport(id: String)
-    case sessionLayout(id: String)
-    /// `GET /v1/sessions/{id}/socket`: a WebSocket of viewport updates and their plans.
-    case sessionSocket(id: String)
-    /// `POST /v1/sessions/{id}/resync`: the session adopts the client's views.
-    case sessionResync(id: String)
+/// A request path matched to one of the API's path patterns, with the id it names. Ids in paths
+/// are taken as they are (no percent-decoding: ids viewportd hands out are plain hex).
+struct Route: Sendable {
+    let pattern: RoutePattern
+    /// The `{id}` segment; empty for a pattern without one.
+    let id: String
+
+    init(_ pattern: RoutePattern, id: String = "") {
+        self.pattern = pattern
+        self.id = id
+    }
 
     /// Parses a request path. Runs on every request: it scans the UTF-8 bytes once and makes one
     /// string at most (the id).
@@ -59,29 +47,29 @@ enum Route: Equatable, Sendable {
         func string(_ k: Int) -> String { String(decoding: segment(k), as: UTF8.self) }
         switch found.count {
         case 1:
-            if equals(0, "healthz") { return .healthz }
-            if equals(0, "readyz") { return .readyz }
-            if equals(0, "metrics") { return .metrics }
-            if equals(0, "openapi.json") { return .openapi }
-            if equals(0, "demo") { return .demo }
+            if equals(0, "healthz") { return Route(.healthz) }
+            if equals(0, "readyz") { return Route(.readyz) }
+            if equals(0, "metrics") { return Route(.metrics) }
+            if equals(0, "openapi.json") { return Route(.openapi) }
+            if equals(0, "demo") { return Route(.demo) }
             return nil
         case 2:
-            if equals(0, "client") && equals(1, "viewportd.js") { return .clientModule }
+            if equals(0, "client") && equals(1, "viewportd.js") { return Route(.clientModule) }
             guard equals(0, "v1") else { return nil }
-            if equals(1, "layouts") { return .layouts }
-            if equals(1, "sessions") { return .sessions }
+            if equals(1, "layouts") { return Route(.layouts) }
+            if equals(1, "sessions") { return Route(.sessions) }
             return nil
         case 3:
             guard equals(0, "v1") else { return nil }
-            if equals(1, "layouts") { return .layout(id: string(2)) }
-            if equals(1, "sessions") { return .session(id: string(2)) }
+            if equals(1, "layouts") { return Route(.layout, id: string(2)) }
+            if equals(1, "sessions") { return Route(.session, id: string(2)) }
             return nil
         case 4:
             guard equals(0, "v1"), equals(1, "sessions") else { return nil }
-            if equals(3, "viewport") { return .sessionViewport(id: string(2)) }
-            if equals(3, "layout") { return .sessionLayout(id: string(2)) }
-            if equals(3, "socket") { return .sessionSocket(id: string(2)) }
-            if equals(3, "resync") { return .sessionResync(id: string(2)) }
+            if equals(3, "viewport") { return Route(.sessionViewport, id: string(2)) }
+            if equals(3, "layout") { return Route(.sessionLayout, id: string(2)) }
+            if equals(3, "socket") { return Route(.sessionSocket, id: string(2)) }
+            if equals(3, "resync") { return Route(.sessionResync, id: string(2)) }
             return nil
         default:
             return nil
@@ -110,40 +98,6 @@ enum Route: Equatable, Sendable {
             case 2: ranges.2
             default: ranges.3
             }
-        }
-    }
-
-    /// The path template, used as the metrics label.
-    var template: String {
-        switch self {
-        case .healthz: return "/healthz"
-        case .readyz: return "/readyz"
-        case .metrics: return "/metrics"
-        case .openapi: return "/openapi.json"
-        case .clientModule: return "/client/viewportd.js"
-        case .demo: return "/demo"
-        case .layouts: return "/v1/layouts"
-        case .layout: return "/v1/layouts/{id}"
-        case .sessions: return "/v1/sessions"
-        case .session: return "/v1/sessions/{id}"
-        case .sessionViewport: return "/v1/sessions/{id}/viewport"
-        case .sessionLayout: return "/v1/sessions/{id}/layout"
-        case .sessionSocket: return "/v1/sessions/{id}/socket"
-        case .sessionResync: return "/v1/sessions/{id}/resync"
-        }
-    }
-
-    /// Whether `HEAD` is answered (as `GET` without the body): every path that answers `GET`
-    /// but the WebSocket, whose `GET` is a handshake.
-    var answersHead: Bool { allowedMethods.contains("GET") && !isSessionSocket }
-
-    /// Methods the path answers, for 405's `Allow`.
-    var allowedMethods: [String] {
-        switch self {
-        case .healthz, .readyz, .metrics, .openapi, .clientModule, .demo, .layout, .sessionSocket: return ["GET"]
-        case .layouts, .sessions, .sessionViewport, .sessionResync: return ["POST"]
-        case .session: return ["GET", "DELETE"]
-        case .sessionLayout: return ["GET", "PUT", "PATCH"]
         }
     }
 }

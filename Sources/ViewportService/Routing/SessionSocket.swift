@@ -8,8 +8,8 @@ import ViewportHTTP
 /// A message that fails is answered with its problem object (the HTTP problem+json body plus
 /// `"message": n`, counting from 1) and nothing of it is applied; the socket stays open, except
 /// when the session is gone (404): then it closes with 1000 "session ended" after the problem.
-/// Updates go through ``APIHandler/apply(_:to:into:)``, under the session's lock, so a socket and
-/// concurrent POSTs on one session serialise and share one `seq`.
+/// Updates go through ``SessionService/apply(_:sessionID:hint:into:)``, under the session's
+/// lock, so a socket and concurrent POSTs on one session serialise and share one `seq`.
 ///
 /// Thread confinement: the HTTP layer calls it only from the connection's own thread, one message
 /// at a time, so `messages` needs no lock (hence `@unchecked Sendable`).
@@ -24,14 +24,16 @@ final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
     private let sessionID: String
     /// The session's handle here, kept between messages (it changes if the session moves).
     private var hint: SessionHandle?
-    private let handler: APIHandler
+    private let service: SessionMessages
+    private let metrics: ServiceMetrics
     private let route: String
     private var messages = 0
 
-    init(sessionID: String, hint: SessionHandle?, handler: APIHandler, route: String) {
+    init(sessionID: String, hint: SessionHandle?, messages: SessionMessages, metrics: ServiceMetrics, route: String) {
         self.sessionID = sessionID
         self.hint = hint
-        self.handler = handler
+        self.service = messages
+        self.metrics = metrics
         self.route = route
     }
 
@@ -43,7 +45,7 @@ final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
         do {
             // Found again, as each POST does: an expired session answers 404 at once.
             let message = try StreamMessage.decode(bytes)
-            try handler.apply(message, sessionID: sessionID, hint: &hint, into: &w)
+            try service.apply(message, sessionID: sessionID, hint: &hint, into: &w)
             record(200, started: started)
             return .text(w.bytes)
         } catch {
@@ -62,6 +64,6 @@ final class SessionSocket: WebSocketMessageHandler, @unchecked Sendable {
     func closed() {}
 
     private func record(_ status: Int, started: Int64) {
-        handler.metrics.recordRequest(route: route, method: Self.messageMethod, status: status, nanoseconds: Monotonic.nanoseconds() - started)
+        metrics.recordRequest(route: route, method: Self.messageMethod, status: status, nanoseconds: Monotonic.nanoseconds() - started)
     }
 }

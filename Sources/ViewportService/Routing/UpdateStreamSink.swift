@@ -30,8 +30,9 @@ final class UpdateStreamSink: HTTPLiveBodySink {
     private let sessionID: String
     /// The session's handle here, kept between lines (it changes if the session moves).
     @exclusivity(unchecked) private var hint: SessionHandle?
-    private let handler: APIHandler
-    private let onFinish: (Int) -> Void
+    private let service: SessionMessages
+    /// Told the stream's status when it ends (the handler records the request then).
+    var onFinish: (Int) -> Void = { _ in }
     /// The start of a line whose end has not arrived yet.
     @exclusivity(unchecked) private var partial: [UInt8] = []
     private static let chunkSize = 64 * 1024
@@ -46,12 +47,11 @@ final class UpdateStreamSink: HTTPLiveBodySink {
     private var heldInChunks = 0
     private let maxHeldBytes: Int
 
-    init(sessionID: String, hint: SessionHandle?, handler: APIHandler, onFinish: @escaping (Int) -> Void) {
+    init(sessionID: String, hint: SessionHandle?, messages: SessionMessages, maxBodyBytes: Int) {
         self.sessionID = sessionID
         self.hint = hint
-        self.handler = handler
-        self.onFinish = onFinish
-        self.maxHeldBytes = 2 * handler.maxBodyBytes
+        self.service = messages
+        self.maxHeldBytes = 2 * maxBodyBytes
     }
 
     func consume(_ chunk: UnsafeRawBufferPointer) {
@@ -134,7 +134,7 @@ final class UpdateStreamSink: HTTPLiveBodySink {
         }
         do {
             let message = try StreamMessage.decode(line)
-            try handler.apply(message, sessionID: sessionID, hint: &hint, into: &output)
+            try service.apply(message, sessionID: sessionID, hint: &hint, into: &output)
             output.raw(byte: UInt8(ascii: "\n"))
             if output.count >= Self.chunkSize {
                 chunks.append(output.bytes)

@@ -359,7 +359,6 @@ final class SharedSessionStore: SessionRepository {
     ) throws(Problem) -> SessionHandle {
         let ownership = SessionOwnership.acquired(
             epoch: epoch, version: version, handleLimit: reservedBefore + store.handleBlock, sentAt: sentAt, lease: leaseNanoseconds)
-        var retained: String?
         do throws(Problem) {
             let needed: (layout: String, previous: String?)
             do {
@@ -367,10 +366,11 @@ final class SharedSessionStore: SessionRepository {
             } catch {
                 throw Problem.unavailable("session \(id) in the shared store cannot be read by this instance (\(error))", retryAfter: 5)
             }
-            guard let layout = try layouts.retain(id: needed.layout) else {
+            // Released if the session is not adopted.
+            guard let lease = try LayoutLease(retaining: needed.layout, in: layouts) else {
                 throw Problem.unavailable("session \(id): its layout \(needed.layout) is no longer in the shared store", retryAfter: 5)
             }
-            retained = layout.digest
+            let layout = lease.layout
             let previous = try needed.previous.flatMap { (previousID) throws(Problem) in try layouts.lookup(id: previousID)?.layout }
             var session: ViewportSession
             do {
@@ -382,9 +382,9 @@ final class SharedSessionStore: SessionRepository {
             session.reserveHandles(from: reservedBefore + 1)
             let handle = SessionHandle(id: id, session: session, ownership: ownership)
             try local.insert(handle)
+            lease.transfer()
             return handle
         } catch {
-            if let retained { layouts.release(id: retained) }
             // Give it back, unchanged, so that another instance can take it.
             let ticket = SessionOwnership.WriteTicket(epoch: epoch, version: 0, handleLimit: 0, create: false, sentAt: sentAt)
             _ = store.write([RedisStateStore.Write(session: id, ticket: ticket, snapshot: [], layouts: [], release: true)], operation: "release")

@@ -9,9 +9,26 @@ import Glibc
 /// or in front of the shared store of `store.url`.
 struct Repositories: Sendable {
     let layouts: any LayoutRepository
-    let sessions: any SessionRepository
+    let sessions: Sessions
+
+    /// The session store, by its type: the service is specialized for each.
+    enum Sessions: Sendable {
+        case local(SessionStore)
+        case shared(SharedSessionStore)
+    }
+
     /// Whether a shared store is configured.
-    let shared: Bool
+    var shared: Bool {
+        if case .shared = sessions { return true }
+        return false
+    }
+
+    var sessionRepository: any SessionRepository {
+        switch sessions {
+        case .local(let store): return store
+        case .shared(let store): return store
+        }
+    }
 
     /// Handles a session reserves in the store per step.
     static let handleBlock = 1024
@@ -22,7 +39,7 @@ struct Repositories: Sendable {
             maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
         let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
         guard let url = configuration.store.url, let endpoint = try? RedisEndpoint(url: url) else {
-            return Repositories(layouts: layouts, sessions: sessions, shared: false)
+            return Repositories(layouts: layouts, sessions: .local(sessions))
         }
         let settings = configuration.store
         let timeout = ServiceConfiguration.seconds(settings.timeout)
@@ -41,7 +58,7 @@ struct Repositories: Sendable {
         let sharedSessions = SharedSessionStore(
             local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, httpThreads: configuration.http.threads)
         logger.info("shared store \(endpoint) as instance \(store.instance)")
-        return Repositories(layouts: sharedLayouts, sessions: sharedSessions, shared: true)
+        return Repositories(layouts: sharedLayouts, sessions: .shared(sharedSessions))
     }
 
     /// `<host>-<pid>-<random>`: unique per process start, readable in the store.

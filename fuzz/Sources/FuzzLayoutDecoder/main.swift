@@ -1,3 +1,4 @@
+import FuzzServiceChecks
 import FuzzSupport
 import ViewportCore
 @testable import ViewportService

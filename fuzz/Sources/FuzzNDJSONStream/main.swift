@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FuzzServiceChecks
 import FuzzSupport
 import Logging
 import ViewportHTTP

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FuzzClientModel
+import FuzzServiceChecks
 import FuzzSupport
 import ViewportCore
 @testable import ViewportService

@@ -1,3 +1,4 @@
+import FuzzSupport
 import ViewportCore
 
 // The client model of FuzzSessionApply, shared with FuzzStackEdits: a client that applies plans

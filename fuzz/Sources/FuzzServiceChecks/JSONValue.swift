@@ -1,3 +1,4 @@
+import FuzzSupport
 import ViewportService
 
 /// A JSON document as a tree, read with the service's ``JSONReader``.

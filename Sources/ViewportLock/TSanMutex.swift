@@ -9,17 +9,24 @@ import Darwin
 /// `Synchronization.Mutex` locks with futexes inside the uninstrumented standard library, so TSan
 /// sees no happens-before edge and reports every access it guards as a race (shown with a
 /// 10-line program). This pthread mutex, which TSan intercepts, stands in for it under the same
-/// name and API; normal builds never compile it. One file, linked into every module that locks
-/// (ViewportCore, ViewportHTTP, ViewportService, ViewportRedis, ViewportHTTPTests): a type declared in the module itself wins
-/// over the imported one, and its members need no extra import.
-final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+/// API. Normal builds compile this module empty and lock with `Synchronization.Mutex` itself.
+///
+/// Each module that locks declares, in its `Mutex+TSan.swift`, a module-level
+/// `typealias Mutex = TSanMutex` under `#if VIEWPORTD_TSAN`: a module's own declaration wins over
+/// the imported `Synchronization.Mutex`, where a second imported `Mutex` would be ambiguous. That
+/// file's `@_exported import ViewportLock` makes these members visible in every file of the
+/// module (`MemberImportVisibility` wants the defining module imported).
+public final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// Behind a pointer, not a stored `var`: TSan instruments the exclusivity of a class's stored
     /// property, and for a zero-sized value (`Mutex<Void>`) it placed those accesses on the
     /// object's first word, where other threads read the class metadata (false race reports).
-    private let value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
-    init(_ initialValue: consuming sending Value) {
+    @inlinable
+    public init(_ initialValue: consuming sending Value) {
+        mutex = .allocate(capacity: 1)
+        value = .allocate(capacity: 1)
         value.initialize(to: initialValue)
         pthread_mutex_init(mutex, nil)
     }
@@ -31,7 +38,8 @@ final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
         value.deallocate()
     }
 
-    func withLock<Result: ~Copyable, E: Error>(
+    @inlinable
+    public func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
@@ -39,7 +47,4 @@ final class TSanMutex<Value: ~Copyable>: @unchecked Sendable {
         return try body(&value.pointee)
     }
 }
-
-/// Shadows `Synchronization.Mutex` in this module (see ``TSanMutex``).
-typealias Mutex<Value: ~Copyable> = TSanMutex<Value>
 #endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import ViewportCore
 @testable import ViewportService
 

@@ -1,1 +1,0 @@
-../ViewportCore/Layout/TSanMutex.swift

@@ -1,1 +1,0 @@
-../../Sources/ViewportCore/Layout/TSanMutex.swift
