@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -8,7 +9,7 @@ import ViewportHTTP
 /// sessions and unused layouts.
 ///
 /// The process runs it as a `ServiceGroup` (``run()``); tests start and stop it in process
-/// (``start()``, ``stop()``), with the same steps in the same order.
+/// (``start()``, ``stop()``), with the same steps in the same order, the sweeper on a thread.
 public final class ViewportServer: Sendable {
     public let configuration: ServiceConfiguration
     let layouts: any LayoutRepository
@@ -17,8 +18,8 @@ public final class ViewportServer: Sendable {
     let logger: Logger
     private let http: HTTPServer
     private let sweeper: Sweeper
-    /// The sweeper's task between ``start()`` and ``stop()``.
-    private let sweeping = Mutex<Task<Void, Never>?>(nil)
+    /// Stops the sweeper's thread between ``start()`` and ``stop()``.
+    private let sweeping = Mutex<DispatchSemaphore?>(nil)
 
     public init(configuration: ServiceConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -67,10 +68,9 @@ public final class ViewportServer: Sendable {
     public func start() throws {
         sessions.start()
         try startHTTP()
-        let sweeper = self.sweeper
-        sweeping.withLock { task in
-            task?.cancel()
-            task = Task { await sweeper.sweepUntilCancelled() }
+        sweeping.withLock { stop in
+            stop?.signal()
+            stop = sweeper.startThread()
         }
     }
 
@@ -79,7 +79,7 @@ public final class ViewportServer: Sendable {
     /// instance continues it (another instance's request for one of them meanwhile is handed
     /// over at once).
     public func stop() {
-        sweeping.withLock { $0.take() }?.cancel()
+        sweeping.withLock { $0.take() }?.signal()
         stopHTTP()
         sessions.shutdown()
     }

@@ -69,6 +69,18 @@ import ViewportTestSupport
         #expect(try first.connect().get("/healthz").status == 200)
     }
 
+    /// The sweeper runs as one of the process's services: an idle session is gone.
+    @Test func theProcessExpiresIdleSessions() throws {
+        let instance = try ViewportdProcess(environment: ["SESSIONS_IDLE_TIMEOUT": "0.3"])
+        defer { instance.process.stop() }
+        let client = try instance.connect()
+        let id = try client.openSession(#"{"layout":\#(layoutJSON(listItems(10))),"viewport":[1,1]}"#).id
+        #expect(try eventually { metric("viewportd_sessions", in: try client.get("/metrics").text) == 0 })
+        _ = try client.get("/v1/sessions/\(id)").problem(404)
+        instance.process.signal(SIGTERM)
+        #expect(instance.process.waitForExit(timeout: 15) == 0)
+    }
+
     /// API.md "Running": SIGTERM and SIGINT stop it gracefully: in-flight requests finish, new
     /// ones get 503, the process exits 0.
     @Test(arguments: [SIGTERM, SIGINT])
