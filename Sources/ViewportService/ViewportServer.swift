@@ -10,6 +10,9 @@ public final class ViewportServer: Sendable {
     let layouts: any LayoutRepository
     let sessions: any SessionRepository
     let metrics = ServiceMetrics()
+    /// What the HTTP layer calls for each request: tests drive it in process through
+    /// ``HTTPHandler``, as the layer does, without a socket.
+    package let handler: any HTTPHandler
     private let http: HTTPServer
     private let logger: Logger
     private let sweeping = Atomic<Bool>(false)
@@ -20,6 +23,7 @@ public final class ViewportServer: Sendable {
         let handler = APIHandler(configuration: configuration, metrics: metrics, logger: logger)
         layouts = handler.layouts
         sessions = handler.sessions
+        self.handler = handler
         let http = configuration.http
         self.http = HTTPServer(
             configuration: HTTPServerConfiguration(
