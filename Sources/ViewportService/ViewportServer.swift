@@ -16,6 +16,9 @@ public final class ViewportServer: Sendable {
     let sessions: any SessionRepository
     let metrics = ServiceMetrics()
     let logger: Logger
+    /// What the HTTP layer calls for each request: tests drive it in process through
+    /// ``HTTPHandler``, as the layer does, without a socket.
+    package let handler: any HTTPHandler
     private let http: HTTPServer
     private let sweeper: Sweeper
     /// Stops the sweeper's thread between ``start()`` and ``stop()``.
@@ -28,6 +31,7 @@ public final class ViewportServer: Sendable {
         layouts = handler.layouts
         sessions = handler.sessions
         sweeper = Sweeper(sessions: sessions, layouts: layouts, idleTimeout: configuration.sessions.idleTimeout)
+        self.handler = handler
         let http = configuration.http
         self.http = HTTPServer(
             configuration: HTTPServerConfiguration(

@@ -4,7 +4,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// Many connections at once: updates to one session are serialised, sessions are independent.
-@Suite(.serialized) struct ConcurrencyTests {
+@Suite(.serialized, .tags(.live)) struct ConcurrencyTests {
     @Test func concurrentUpdatesToOneSessionAreSerialised() throws {
         try withService({ $0.http.threads = 4 }) { service in
             let setup = try service.connect()
@@ -164,7 +164,7 @@ import ViewportTestSupport
 }
 
 /// Races on one session's end.
-@Suite(.serialized) struct DeleteRaceTests {
+@Suite(.serialized, .tags(.live)) struct DeleteRaceTests {
     @Test func concurrentDeletesOfOneSessionAnswerExactlyOne204() throws {
         try withService({ $0.http.threads = 4 }) { service in
             let setup = try service.connect()

@@ -9,7 +9,7 @@ import ViewportTestSupport
 /// An instance that stops answers every handover request it was sent, including those its
 /// listener never took: an asker that asked while the session was still held here (its release
 /// had not landed yet) must not time out and answer 503 for a session that is free by then.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.live))
 struct HandoverShutdownTests {
     @Test func aHandoverRequestLeftInTheInboxIsAnsweredWhenTheOwnerStops() throws {
         let redis = try RedisTestServer()

@@ -5,7 +5,7 @@ import ViewportTestSupport
 
 /// `HEAD` (RFC 9110 §9.3.2: what a `GET` would answer, without the body) on every path that
 /// answers `GET` but the WebSocket; `Allow` keeps listing the contract's methods.
-@Suite struct HeadRequestTests {
+@Suite(.tags(.live)) struct HeadRequestTests {
     @Test func headAnswersWhatGetWouldWithoutTheBody() throws {
         try withService { service in
             let client = try service.connect()

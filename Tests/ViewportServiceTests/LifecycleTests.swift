@@ -4,7 +4,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// Idle expiry of sessions and the graceful stop.
-@Suite(.serialized) struct LifecycleTests {
+@Suite(.serialized, .tags(.live)) struct LifecycleTests {
     /// The idle session goes once it has been idle for the timeout (not before), while a session
     /// touched every 50 ms (a thirtieth of the timeout: no race with the sweeper, even when the
     /// whole suite runs in parallel on two busy cores) stays. Its going is polled for with a
@@ -151,7 +151,7 @@ import ViewportTestSupport
         instance.process.signal(SIGTERM)
         #expect(instance.process.waitForOutput("stopping", timeout: 10))
         #expect(try instance.connect().get("/healthz").status == 503)
-        partial.raw.close()
+        try partial.raw.close()
         #expect(instance.process.waitForExit(timeout: 15) == 0)
         let output = instance.process.output
         for line in ["POST /v1/layouts → 413", "GET /nope → 404", "GET /healthz → 503"] {

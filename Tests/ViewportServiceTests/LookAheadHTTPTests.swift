@@ -127,7 +127,7 @@ import ViewportTestSupport
         }
     }
 
-    @Test func badRoundTripsInAStreamStopItAtTheirLine() throws {
+    @Test(.tags(.live)) func badRoundTripsInAStreamStopItAtTheirLine() throws {
         try withService { service in
             let client = try service.connect()
             let session = try client.openSession(Self.open()).id
@@ -149,7 +149,7 @@ import ViewportTestSupport
         }
     }
 
-    @Test func badRoundTripsOverASocketAnswerTheirProblemAndTheSocketGoesOn() throws {
+    @Test(.tags(.live)) func badRoundTripsOverASocketAnswerTheirProblemAndTheSocketGoesOn() throws {
         try withService { service in
             let client = try service.connect()
             let session = try client.openSession(Self.open(#","lookAhead":{"max":400}"#)).id

@@ -9,7 +9,7 @@ import Glibc
 /// Real viewportd processes sharing a real redis-server: SIGTERM under load hands every session
 /// over without an error or a 409; kill -9 loses at most the last flush interval, and every
 /// session continues on another instance (resync when needed) without a handle used twice.
-@Suite(.serialized)
+@Suite(.serialized, .tags(.live))
 struct ProcessClusterTests {
     static func environment(_ redis: RedisTestServer) -> [String: String] {
         [

@@ -4,7 +4,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// Hostile and broken input: the server answers (or closes) and keeps serving.
-@Suite struct RobustnessTests {
+@Suite(.tags(.live)) struct RobustnessTests {
     /// The service still answers normal requests on a new connection.
     func expectServing(_ service: TestService, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let client = try service.connect()
@@ -105,7 +105,7 @@ import ViewportTestSupport
             #expect((problem["detail"] as? String)?.contains("http.maxBufferedBodyBytes") == true)
             #expect(reply.header("Retry-After") == "1")
             #expect(problem["retryAfter"] as? Int == 1)
-            slow.raw.close()
+            try slow.raw.close()
             #expect(eventually(within: 30) { service.server.bufferedBodyBytes == 0 })
             // Once the slow body is gone, the same post goes through.
             #expect(try service.connect().post("/v1/layouts", layoutJSON(listItems(3))).status == 201)

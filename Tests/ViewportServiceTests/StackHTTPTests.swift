@@ -461,7 +461,7 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         }
     }
 
-    @Test func aRefusedPatchLineReadsAsThePatchRequestReads() throws {
+    @Test(.tags(.live)) func aRefusedPatchLineReadsAsThePatchRequestReads() throws {
         // API.md: the line is "the PATCH body": its problem names fields as PATCH's does (400s
         // were `patch.resize: …` in a stream, 422s were not).
         var rng = SplitMix(seed: 5)
@@ -485,7 +485,7 @@ func expectedOffset(anchor: String, offset: [Double], viewport: [Double], old: [
         }
     }
 
-    @Test func patchesRideAnUpdateStreamAndAWebSocketInOrder() throws {
+    @Test(.tags(.live)) func patchesRideAnUpdateStreamAndAWebSocketInOrder() throws {
         var rng = SplitMix(seed: 3)
         let chat = ChatModel.make(count: 60, lanes: 1, using: &rng)
         try withService { service in

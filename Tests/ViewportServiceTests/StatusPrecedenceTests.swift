@@ -66,7 +66,7 @@ import ViewportTestSupport
         }
     }
 
-    @Test func bodiesOverMaxBodyBytesAnswer413() throws {
+    @Test(.tags(.live)) func bodiesOverMaxBodyBytesAnswer413() throws {
         try withService({ $0.http.maxBodyBytes = 2000 }) { service in
             let client = try service.connect()
             // Content-Length over the limit: answered at once, before any body is sent.
@@ -126,7 +126,7 @@ import ViewportTestSupport
         }
     }
 
-    @Test func wrongContentTypeWithOversizedBodyIs415() throws {
+    @Test(.tags(.live)) func wrongContentTypeWithOversizedBodyIs415() throws {
         try withService({ $0.http.maxBodyBytes = 100 }) { service in
             let client = try service.connect()
             let reply = try client.send("POST", "/v1/layouts", body: Array(repeating: UInt8(ascii: "x"), count: 100_000), contentType: "text/plain")
@@ -140,7 +140,7 @@ import ViewportTestSupport
         }
     }
 
-    @Test func oversizedInvalidJSONIs413() throws {
+    @Test(.tags(.live)) func oversizedInvalidJSONIs413() throws {
         try withService({ $0.http.maxBodyBytes = 100 }) { service in
             let client = try service.connect()
             _ = try client.post("/v1/layouts", String(repeating: "x", count: 101)).problem(413)
@@ -204,7 +204,7 @@ import ViewportTestSupport
         }
     }
 
-    @Test func aRequestWhileStoppingAnswers503() throws {
+    @Test(.tags(.live)) func aRequestWhileStoppingAnswers503() throws {
         // Covered with an in-flight request in ShutdownTests; here the table's status and shape.
         let service = try TestService { $0.http.drainTimeout = .seconds(5) }
         let holder = try service.connect()

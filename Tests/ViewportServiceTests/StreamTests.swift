@@ -4,7 +4,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// NDJSON streams of updates on `POST /v1/sessions/{id}/viewport`.
-@Suite struct StreamTests {
+@Suite(.tags(.live)) struct StreamTests {
     static let items = gridItems(rows: 80, columns: 4, cell: 93.75)
     static let open = #"{"layout":\#(layoutJSON(items)),"viewport":[375,667],"buffer":40,"pool":{"max":4}}"#
 

@@ -4,8 +4,9 @@ import Testing
 import ViewportService
 import ViewportTestSupport
 
-// Helpers for the service tests: a real `ViewportServer` on a free loopback port, spoken to over
-// real HTTP with `HTTPTestClient`, JSON parsed with Foundation.
+// Helpers for the service tests: a real `ViewportServer` on a free loopback port, spoken to
+// through its handler in process or, for tests tagged `.live`, over real HTTP with
+// `HTTPTestClient` (see `TestTransport`); JSON parsed with Foundation.
 
 /// A test server: started on 127.0.0.1, port 0, with `configure` applied; stopped by `stop()`
 /// (``withService(_:_:)`` does it in a `defer`).
@@ -13,6 +14,8 @@ final class TestService: @unchecked Sendable {
     let server: ViewportServer
     let port: Int
     let token: String?
+    /// How ``connect(timeout:)``'s clients reach the server (the running test's transport).
+    let transport = TestTransport.current
 
     init(_ configure: (inout ServiceConfiguration) -> Void = { _ in }) throws {
         var c = ServiceConfiguration()
@@ -30,9 +33,12 @@ final class TestService: @unchecked Sendable {
 
     func stop() { server.stop() }
 
-    /// A new keep-alive connection.
+    /// A new keep-alive connection, or in process a client of the server's handler.
     func connect(timeout: Double = 5) throws -> Client {
-        Client(try HTTPTestClient.connect(port: port, timeout: timeout), token: token)
+        switch transport {
+        case .live: Client(try HTTPTestClient.connect(port: port, timeout: timeout), token: token)
+        case .inProcess: Client(HandlerRequest(handler: server.handler), token: token)
+        }
     }
 }
 
@@ -106,18 +112,38 @@ func names(_ problem: [String: Any], _ field: String, value: String) -> Bool {
 
 /// One connection (keep-alive) that adds the bearer token when the service has one. Like any
 /// HTTP client it opens a new connection after an answer that closed its own (`Connection: close`,
-/// as a live NDJSON answer does).
+/// as a live NDJSON answer does). In process it hands each request to the server's handler.
 final class Client {
-    private(set) var raw: HTTPTestClient
+    private enum Connection {
+        case socket(HTTPTestClient)
+        case handler(HandlerRequest)
+    }
+
+    private var connection: Connection
     let token: String?
     private var closedByServer = false
 
     init(_ raw: HTTPTestClient, token: String?) {
-        self.raw = raw
+        connection = .socket(raw)
         self.token = token
     }
 
-    deinit { raw.close() }
+    init(_ handler: HandlerRequest, token: String?) {
+        connection = .handler(handler)
+        self.token = token
+    }
+
+    deinit {
+        if case .socket(let raw) = connection { raw.close() }
+    }
+
+    /// The socket, for bytes the client methods do not send (live tests only).
+    var raw: HTTPTestClient {
+        get throws {
+            guard case .socket(let raw) = connection else { throw HandlerRequestError.needsSocket("a raw socket") }
+            return raw
+        }
+    }
 
     func send(
         _ method: String, _ path: String, body: [UInt8]? = nil, contentType: String? = "application/json",
@@ -126,14 +152,20 @@ final class Client {
         var all = headers
         if auth, let token { all.append(("Authorization", "Bearer \(token)")) }
         if body != nil, let contentType { all.append(("Content-Type", contentType)) }
-        if closedByServer {
-            raw.close()
-            raw = try HTTPTestClient.connect(host: raw.host, port: raw.port, timeout: raw.timeout)
-            closedByServer = false
+        switch connection {
+        case .handler(let handler):
+            return try handler.send(method: method, target: path, headers: all, body: body)
+        case .socket(var raw):
+            if closedByServer {
+                raw.close()
+                raw = try HTTPTestClient.connect(host: raw.host, port: raw.port, timeout: raw.timeout)
+                connection = .socket(raw)
+                closedByServer = false
+            }
+            let r = try raw.send(method: method, path: path, headers: all, body: body)
+            closedByServer = r.closesConnection
+            return Reply(status: r.status, headers: r.headers, body: r.body)
         }
-        let r = try raw.send(method: method, path: path, headers: all, body: body)
-        closedByServer = r.closesConnection
-        return Reply(status: r.status, headers: r.headers, body: r.body)
     }
 
     func send(

@@ -5,7 +5,7 @@ import ViewportService
 import ViewportTestSupport
 
 /// `GET /v1/sessions/{id}/socket`: viewport updates and their plans over a WebSocket.
-@Suite struct WebSocketTests {
+@Suite(.tags(.live)) struct WebSocketTests {
     static let open = StreamTests.open
 
     /// A WebSocket on a session; adds the bearer header when the service has a token (unless `auth` is false).
