@@ -17,6 +17,9 @@ final class APIHandler: HTTPHandler {
     /// the header (browsers cannot set headers on a WebSocket).
     private let expectedBearerProtocol: [UInt8]?
     let logger: Logger
+    /// With a shared store: requests that need a round trip to it are answered off the HTTP
+    /// workers (``HTTPAnswer/deferred(_:)``), so that a slow store holds none of them.
+    private let defersStoreWork: Bool
 
     /// A handler with fresh stores sized and timed by `configuration` (in-process, or in front of
     /// the shared store of `store.url`).
@@ -32,6 +35,7 @@ final class APIHandler: HTTPHandler {
         self.expectedAuthorization = configuration.authToken.map { Array("Bearer \($0)".utf8) }
         self.expectedBearerProtocol = configuration.authToken.map { Array("\(SessionSocket.bearerPrefix)\($0)".utf8) }
         self.logger = logger
+        self.defersStoreWork = repositories.shared != nil
         func routes<Sessions: SessionRepository>(_ sessions: Sessions) -> RouteTable {
             let service = SessionService(
                 layouts: repositories.layouts, sessions: sessions, sharedStore: repositories.shared, metrics: metrics,
@@ -50,6 +54,13 @@ final class APIHandler: HTTPHandler {
     func begin(_ head: HTTPRequestHead) -> HTTPRequestAction {
         let started = Monotonic.nanoseconds()
         let route = Route(path: head.path)
+        if let route, needsStore(head, route: route) {
+            // The body (if any) is collected on the worker, which waits for nothing; the rest
+            // (the head's checks included: a 404 may need the store) runs on a store thread.
+            return .deferrable(maxBytes: maxBodyBytes) { body in
+                .deferred { self.answerWithStore(head, route: route, body: body, started: started) }
+            }
+        }
         let answer: RouteAnswer
         do {
             answer = try self.answer(head, route: route)
@@ -83,17 +94,70 @@ final class APIHandler: HTTPHandler {
         return problem.response
     }
 
+    // MARK: Requests that need the store
+
+    /// Whether a request may need a round trip to the shared store, judged from its head without
+    /// waiting for anything. NDJSON streams and WebSockets stay on the worker (their lines and
+    /// messages are answered where they arrive), and so does a request with a body too large
+    /// (answered 404 or 413 at once, as without a store).
+    private func needsStore(_ head: HTTPRequestHead, route: Route) -> Bool {
+        guard defersStoreWork, head.contentLength.map({ $0 <= maxBodyBytes }) ?? true, isAuthorized(head, route: route) else { return false }
+        switch route.pattern.subject {
+        case .layout:
+            return true
+        case .session:
+            if route.pattern == .sessionSocket { return false }
+            if route.pattern == .sessionViewport && MediaType(contentType: head.header("Content-Type")) == .ndjson { return false }
+            return head.method == "DELETE" || !sessions.answersFromMemory(route.id, hint: nil)
+        case .none:
+            // Opening a session writes it; storing a layout publishes it.
+            return route.pattern == .sessions || route.pattern == .layouts
+        }
+    }
+
+    /// A request sent off the worker: the head's checks, the route's action and its body, on a
+    /// store thread; recorded like any other.
+    private func answerWithStore(_ head: HTTPRequestHead, route: Route, body: [UInt8], started: Int64) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            switch try answer(head, route: route) {
+            case .response(let answered): response = answered
+            case .collect(let request, let action): response = try action(request, body)
+            case .stream, .webSocket:
+                // Not sent here (``needsStore(_:route:)``).
+                response = Problem(status: 500, detail: "\(head.method) \(head.path) cannot be answered off the HTTP workers").response
+            }
+        } catch {
+            response = error.response
+        }
+        record(status: response.status, head: head, route: route.pattern.template, started: started)
+        return response
+    }
+
+    func deferredWorkRefused(_ head: HTTPRequestHead) -> HTTPResponse {
+        recordLayerAnswer(head, status: 503)
+        var problem = Problem(
+            status: 503,
+            detail: "too many requests are waiting for the shared store (store.requestThreads); retry shortly")
+        problem.retryAfter = 1
+        return problem.response
+    }
+
     // MARK: Checks
+
+    /// Whether the head carries the token (or the route is public, or auth is off).
+    private func isAuthorized(_ head: HTTPRequestHead, route: Route?) -> Bool {
+        guard route?.pattern.isPublic != true, let expected = expectedAuthorization else { return true }
+        let header = head.header("Authorization").map { Self.constantTimeEquals(Self.normalizingScheme($0), expected) } ?? false
+        return header || (route?.pattern == .sessionSocket && offersBearerProtocol(head))
+    }
 
     /// The head's checks, then the action of its route and method.
     private func answer(_ head: HTTPRequestHead, route: Route?) throws -> RouteAnswer {
         let isSocket = route?.pattern == .sessionSocket
-        if route?.pattern.isPublic != true, let expected = expectedAuthorization {
-            let header = head.header("Authorization").map { Self.constantTimeEquals(Self.normalizingScheme($0), expected) } ?? false
-            guard header || (isSocket && offersBearerProtocol(head)) else {
-                let alternative = isSocket ? " (or the WebSocket subprotocol \"bearer.<token>\")" : ""
-                throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required\(alternative)")
-            }
+        guard isAuthorized(head, route: route) else {
+            let alternative = isSocket ? " (or the WebSocket subprotocol \"bearer.<token>\")" : ""
+            throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required\(alternative)")
         }
         guard let route else { throw Problem.notFound("path \(head.path) does not exist") }
         // 404 for ids in the path before 405 for the method.
@@ -152,6 +216,23 @@ final class APIHandler: HTTPHandler {
         case .response(let response):
             record(status: response.status, head: head, route: route, started: started)
             return .respond(response)
+        case .collect(let request, let action) where defersStoreWork && route != "unmatched":
+            // The session was here at the head; if its lease must be renewed or its changes
+            // written before the answer by now, that runs on a store thread.
+            return .deferrable(maxBytes: maxBodyBytes) { body in
+                let run = { @Sendable () -> HTTPResponse in
+                    let response: HTTPResponse
+                    do {
+                        response = try action(request, body)
+                    } catch {
+                        response = error.response
+                    }
+                    self.record(status: response.status, head: request.head, route: route, started: started)
+                    return response
+                }
+                guard self.sessions.answersFromMemory(request.id, hint: request.hint) else { return .deferred(run) }
+                return .response(run())
+            }
         case .collect(let request, let action):
             // One closure context per request: the action is the table's, made once.
             return .collect(maxBytes: maxBodyBytes) { body in
