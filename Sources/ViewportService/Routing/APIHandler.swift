@@ -35,7 +35,7 @@ final class APIHandler: HTTPHandler {
         self.expectedAuthorization = configuration.authToken.map { Array("Bearer \($0)".utf8) }
         self.expectedBearerProtocol = configuration.authToken.map { Array("\(SessionSocket.bearerPrefix)\($0)".utf8) }
         self.logger = logger
-        self.defersStoreWork = repositories.shared != nil
+        self.defersStoreWork = repositories.shared
         func routes<Sessions: SessionRepository>(_ sessions: Sessions) -> RouteTable {
             let service = SessionService(
                 layouts: repositories.layouts, sessions: sessions, sharedStore: repositories.shared, metrics: metrics,
@@ -67,7 +67,7 @@ final class APIHandler: HTTPHandler {
         } catch {
             answer = .response(error.response)
         }
-        return recording(answer, head: head, route: route?.pattern.template ?? "unmatched", started: started)
+        return recording(answer, head: head, pattern: route?.pattern, started: started)
     }
 
     func payloadTooLarge(_ head: HTTPRequestHead, limit: Int) -> HTTPResponse {
@@ -96,10 +96,12 @@ final class APIHandler: HTTPHandler {
 
     // MARK: Requests that need the store
 
-    /// Whether a request may need a round trip to the shared store, judged from its head without
+    /// Whether a request's head checks may need a round trip to the shared store (a session not
+    /// held here, a layout), or its action has no body to wait for (DELETE), judged without
     /// waiting for anything. NDJSON streams and WebSockets stay on the worker (their lines and
     /// messages are answered where they arrive), and so does a request with a body too large
-    /// (answered 404 or 413 at once, as without a store).
+    /// (answered 404 or 413 at once, as without a store). Requests with a body whose checks need
+    /// no store are sent to a store thread after the body (``recording(_:head:pattern:started:)``).
     private func needsStore(_ head: HTTPRequestHead, route: Route) -> Bool {
         guard defersStoreWork, head.contentLength.map({ $0 <= maxBodyBytes }) ?? true, isAuthorized(head, route: route) else { return false }
         switch route.pattern.subject {
@@ -110,8 +112,7 @@ final class APIHandler: HTTPHandler {
             if route.pattern == .sessionViewport && MediaType(contentType: head.header("Content-Type")) == .ndjson { return false }
             return head.method == "DELETE" || !sessions.answersFromMemory(route.id, hint: nil)
         case .none:
-            // Opening a session writes it; storing a layout publishes it.
-            return route.pattern == .sessions || route.pattern == .layouts
+            return false
         }
     }
 
@@ -211,39 +212,27 @@ final class APIHandler: HTTPHandler {
 
     /// The HTTP layer's action for a route's answer, with the request's outcome recorded when it
     /// is known: at once, after the body, at the end of a stream, or at a WebSocket's 101.
-    private func recording(_ answer: RouteAnswer, head: HTTPRequestHead, route: String, started: Int64) -> HTTPRequestAction {
+    private func recording(_ answer: RouteAnswer, head: HTTPRequestHead, pattern: RoutePattern?, started: Int64) -> HTTPRequestAction {
+        let route = pattern?.template ?? "unmatched"
         switch answer {
         case .response(let response):
             record(status: response.status, head: head, route: route, started: started)
             return .respond(response)
-        case .collect(let request, let action) where defersStoreWork && route != "unmatched":
-            // The session was here at the head; if its lease must be renewed or its changes
-            // written before the answer by now, that runs on a store thread.
+        case .collect(let request, let action) where defersStoreWork:
+            // Opening a session writes it, storing a layout publishes it: on a store thread. A
+            // session was here at the head; if its lease must be renewed or its changes written
+            // before the answer by now, that runs on a store thread too.
+            let alwaysStore = pattern == .sessions || pattern == .layouts
             return .deferrable(maxBytes: maxBodyBytes) { body in
-                let run = { @Sendable () -> HTTPResponse in
-                    let response: HTTPResponse
-                    do {
-                        response = try action(request, body)
-                    } catch {
-                        response = error.response
-                    }
-                    self.record(status: response.status, head: request.head, route: route, started: started)
-                    return response
+                guard !alwaysStore && self.sessions.answersFromMemory(request.id, hint: request.hint) else {
+                    return .deferred { self.run(action, request, body: body, route: route, started: started) }
                 }
-                guard self.sessions.answersFromMemory(request.id, hint: request.hint) else { return .deferred(run) }
-                return .response(run())
+                return .response(self.run(action, request, body: body, route: route, started: started))
             }
         case .collect(let request, let action):
             // One closure context per request: the action is the table's, made once.
             return .collect(maxBytes: maxBodyBytes) { body in
-                let response: HTTPResponse
-                do {
-                    response = try action(request, body)
-                } catch {
-                    response = error.response
-                }
-                self.record(status: response.status, head: request.head, route: route, started: started)
-                return response
+                self.run(action, request, body: body, route: route, started: started)
             }
         case .stream(let sink):
             sink.onFinish = { status in self.record(status: status, head: head, route: route, started: started) }
@@ -253,6 +242,18 @@ final class APIHandler: HTTPHandler {
             metrics.recordRequest(route: route, method: head.method, status: 101, nanoseconds: Monotonic.nanoseconds() - started)
             return .webSocket(acceptance)
         }
+    }
+
+    /// A body action's response (its error's problem), recorded.
+    private func run(_ action: RouteTable.BodyAction, _ request: RouteRequest, body: [UInt8], route: String, started: Int64) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            response = try action(request, body)
+        } catch {
+            response = error.response
+        }
+        record(status: response.status, head: request.head, route: route, started: started)
+        return response
     }
 
     /// Counts a request's answer and, at debug level, logs it when it is an error.
