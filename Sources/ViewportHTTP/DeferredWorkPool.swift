@@ -33,7 +33,9 @@ final class DeferredWorkPool: Sendable {
         self.threads = max(0, threads)
         self.queueLimit = max(0, queueLimit)
         for _ in 0..<self.threads {
-            let started = DetachedThread.start(stackSize: 512 * 1024) { [self] in self.serve() }
+            // The stack an MHD worker has (the default 8 MiB): the work is the handler's, which
+            // may decode and index a whole layout. Untouched pages cost no memory.
+            let started = DetachedThread.start(stackSize: 8 << 20) { [self] in self.serve() }
             if !started { break }
         }
     }

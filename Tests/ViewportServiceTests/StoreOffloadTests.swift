@@ -114,4 +114,30 @@ struct StoreOffloadTests {
         #expect(answered.allSatisfy { $0 == 404 || $0 == 503 }, "\(answered)")
         #expect(seconds < 4)
     }
+
+    @Test func requestsPastTheStoreThreadsQueueAre503WithRetryAfter() throws {
+        // One store thread, so at most 1 + 64 requests wait for the store; the rest answer 503 at once.
+        let cluster = try TestCluster(1) { c in
+            c.http.threads = 2
+            c.store.requestThreads = 1
+            c.store.leaseTimeout = .seconds(4)
+            c.store.timeout = .seconds(1)
+        }
+        defer { cluster.stop() }
+        let port = cluster[0].port
+        _ = try cluster.redis.cli(["CLIENT", "PAUSE", "800", "ALL"])
+        let replies = Mutex<[(status: Int, retryAfter: String?, detail: String)]>([])
+        #expect(onThreads(80, timeout: 20) { k in
+            guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return }
+            guard let reply = try? client.send(method: "GET", path: "/v1/sessions/\(Self.unknownID(k))") else { return }
+            replies.withLock { $0.append((reply.status, reply.header("Retry-After"), String(decoding: reply.body, as: UTF8.self))) }
+        })
+        let all = replies.withLock { $0 }
+        let refused = all.filter { $0.status == 503 && $0.detail.contains("store.requestThreads") }
+        print("80 requests: \(all.filter { $0.status == 404 }.count) × 404, \(refused.count) refused")
+        #expect(all.count == 80)
+        #expect(all.allSatisfy { $0.status == 404 || $0.status == 503 })
+        #expect(refused.count >= 80 - 65, "at most 65 wait for the store")
+        #expect(refused.allSatisfy { $0.retryAfter == "1" })
+    }
 }
