@@ -76,9 +76,10 @@ struct StoreOffloadTests {
 
             let waits = storeAnswers.withLock { $0 }.sorted()
             let median = waits.isEmpty ? 0 : waits[waits.count / 2]
-            print("store answers: \(waits.count), median \(String(format: "%.3f", median)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            let longest = waits.last ?? 0
+            print("store answers: \(waits.count), median \(String(format: "%.3f", median)) s, longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
             #expect(waits.count >= 6, "requests that need the store were answered (404)")
-            #expect(median >= 0.1, "the store was slow: a 404 took \(median) s")
+            #expect(longest >= 0.2, "the store was slow: the longest 404 took \(longest) s")
             #expect(statuses == [200: 10])
             #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind the store")
         }
