@@ -25,16 +25,20 @@ struct StoreOffloadTests {
         return thread
     }
 
+    /// Two HTTP workers and a store that may answer slowly within `store.timeout` (1 s).
+    static func configure(_ c: inout ServiceConfiguration, requestThreads: Int = 4) {
+        c.http.threads = 2
+        c.store.requestThreads = requestThreads
+        c.store.leaseTimeout = .seconds(4)
+        c.store.timeout = .seconds(1)
+    }
+
     static func unknownID(_ k: Int) -> String {
         String(repeating: "0", count: 24) + String(format: "%08x", 0x1000 + k)
     }
 
     @Test func anOwnedSessionIsAnsweredWhileOtherRequestsWaitOnASlowStore() throws {
-        try withCluster(1, configure: { c in
-            c.http.threads = 2
-            c.store.leaseTimeout = .seconds(4)
-            c.store.timeout = .seconds(1)
-        }) { cluster in
+        try withCluster(1, configure: { Self.configure(&$0) }) { cluster in
             let a = try cluster[0].connect(timeout: 10)
             var session = try SteppedSession(on: a)
             for _ in 0..<3 { #expect(try session.step(a).status == 200) }
@@ -86,11 +90,7 @@ struct StoreOffloadTests {
     }
 
     @Test func stoppingWaitsForRequestsOnTheStoreAndAnswersThem() throws {
-        let cluster = try TestCluster(1) { c in
-            c.http.threads = 2
-            c.store.leaseTimeout = .seconds(4)
-            c.store.timeout = .seconds(1)
-        }
+        let cluster = try TestCluster(1) { Self.configure(&$0) }
         defer { cluster.stop() }
         let port = cluster[0].port
         _ = try cluster.redis.cli(["CLIENT", "PAUSE", "700", "ALL"])
@@ -118,12 +118,7 @@ struct StoreOffloadTests {
 
     @Test func requestsPastTheStoreThreadsQueueAre503WithRetryAfter() throws {
         // One store thread, so at most 1 + 64 requests wait for the store; the rest answer 503 at once.
-        let cluster = try TestCluster(1) { c in
-            c.http.threads = 2
-            c.store.requestThreads = 1
-            c.store.leaseTimeout = .seconds(4)
-            c.store.timeout = .seconds(1)
-        }
+        let cluster = try TestCluster(1) { Self.configure(&$0, requestThreads: 1) }
         defer { cluster.stop() }
         let port = cluster[0].port
         _ = try cluster.redis.cli(["CLIENT", "PAUSE", "800", "ALL"])
