@@ -144,6 +144,12 @@ public final class HTTPServer: Sendable {
     /// thread then waits up to a second for the client's close frame and ends. The daemon stops
     /// only after every WebSocket thread has ended, and every deferred answer's work
     /// (``HTTPAnswer/deferred(_:)``) has ended and resumed its connection.
+    /// Starts the drain at once: from now on new requests get 503 (``stop()`` then waits for the
+    /// in-flight ones). Lets a caller log "stopping" only once that is true.
+    public func beginDraining() {
+        core.draining.store(true, ordering: .sequentiallyConsistent)
+    }
+
     public func stop() {
         let running: Running? = state.withLock { state in
             switch state {

@@ -11,6 +11,7 @@ struct HTTPService: Service {
         try StopSignals.blocked { try server.startHTTP() }
         // Returns on graceful shutdown, or throws when the group is cancelled: drain either way.
         try? await gracefulShutdown()
+        server.beginDrainingHTTP()
         server.logger.info("stopping: finishing in-flight requests")
         await BlockingCall.onOwnThread("viewportd-http-drain") { [server] in server.stopHTTP() }
     }

@@ -104,4 +104,9 @@ public final class ViewportServer: Sendable {
     func stopHTTP() {
         http.stop()
     }
+
+    /// New requests get 503 from now on; ``stopHTTP()`` finishes the drain.
+    func beginDrainingHTTP() {
+        http.beginDraining()
+    }
 }

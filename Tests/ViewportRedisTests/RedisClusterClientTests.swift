@@ -180,6 +180,10 @@ struct RedisClusterClientTests {
         #expect(failures > 0, "the first command after the kill must find the primary gone")
         let promoted = try #require(client.slotMap?.node(forSlot: slot)?.port)
         #expect(promoted != victim)
+        // The other primaries may still say CLUSTERDOWN until gossip tells them of the promotion.
+        #expect(eventually(within: 10) {
+            cluster.nodes.filter { $0.process.isRunning }.allSatisfy { (try? cluster.cli($0.port, ["CLUSTER", "INFO"]))?.contains("cluster_state:ok") == true }
+        })
         #expect(try client.pipeline(keys.map { RedisCommand("GET", $0) }) == keys.map { Self.text("v" + $0) })
         #expect(try client.send(RedisCommand("SET", keys[0], "after")) == .status("OK"))
         #expect(try cluster.cli(promoted, ["GET", keys[0]]) == "after")
