@@ -51,7 +51,7 @@ final class HeldSessions: Sendable {
     /// refusal of a copy already released, deleted or closed changes nothing.
     func drop(_ handle: SessionHandle, _ state: inout SessionHandle.State, news: Bool) {
         guard news, !state.closed else { return }
-        local.detach(handle, layoutID: state.session.layout.digest)
+        local.detach(handle, &state)
         logger.warning("session \(handle.id): another instance owns it now (this one was cut off for longer than its lease); dropped the local copy")
     }
 

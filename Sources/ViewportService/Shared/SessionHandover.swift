@@ -100,7 +100,7 @@ final class SessionHandover: BackgroundService {
                 if outcome == .layoutMissing { sessions.republishLayouts(of: [write]) }
                 switch state.ownership.releaseAnswered(outcome, ticket) {
                 case .handedOver:
-                    sessions.local.detach(handle, layoutID: state.session.layout.digest)
+                    sessions.local.detach(handle, &state)
                     sessions.metrics.countHandover("given")
                 case .lost(let news):
                     sessions.drop(handle, &state, news: news)
@@ -155,7 +155,7 @@ final class SessionHandover: BackgroundService {
                     handle.state.withLock { state in
                         switch state.ownership.releaseAnswered(outcome, write.ticket) {
                         case .handedOver:
-                            sessions.local.detach(handle, layoutID: state.session.layout.digest)
+                            sessions.local.detach(handle, &state)
                             handedOver += 1
                         case .lost(let news):
                             sessions.drop(handle, &state, news: news)

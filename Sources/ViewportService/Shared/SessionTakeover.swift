@@ -105,9 +105,9 @@ final class SessionTakeover: Sendable {
             }
             // Above every handle a previous owner may have handed out.
             session.reserveHandles(from: reservedBefore + 1)
-            let handle = SessionHandle(id: id, session: session, ownership: ownership)
+            // Not inserted, the handle and its lease go: the layout is released.
+            let handle = SessionHandle(id: id, session: session, layoutLease: lease, ownership: ownership)
             try sessions.local.insert(handle)
-            lease.transfer()
             return handle
         } catch {
             // Give it back, unchanged, so that another instance can take it.

@@ -297,8 +297,7 @@ final class SharedSessionStore: SessionRepository {
         do {
             try handle.state.withLock { (state) throws(Problem) in try writeNow(handle, &state, purpose: .open) }
         } catch {
-            // The caller releases the layout of a session it could not open.
-            local.detach(handle, layoutID: nil)
+            handle.state.withLock { local.detach(handle, &$0) }
             throw error
         }
     }
@@ -332,7 +331,7 @@ final class SharedSessionStore: SessionRepository {
                 }
                 state.ownership = ownership
                 state.closed = true
-                local.detach(handle, layoutID: state.session.layout.digest)
+                local.detach(handle, &state)
                 return true
             }
             if let ended { return ended }
@@ -347,7 +346,7 @@ final class SharedSessionStore: SessionRepository {
                 guard !state.closed else { return nil }
                 let epoch = state.ownership.delete()
                 state.closed = true
-                local.detach(handle, layoutID: state.session.layout.digest)
+                local.detach(handle, &state)
                 return epoch
             }
             if let epoch { _ = try? store.delete(handle.id, epoch: epoch) }
