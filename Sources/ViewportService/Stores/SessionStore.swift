@@ -16,7 +16,7 @@ final class SessionStore: Sendable {
     let maxSessions: Int
     let idleNanoseconds: Int64
 
-    /// `layouts` is the store its sessions' layout leases release into.
+    /// `layouts` is not kept: each session's layout lease releases into the store it came from.
     init(maxSessions: Int, idleTimeoutSeconds: Double, layouts: LayoutStore) {
         self.maxSessions = maxSessions
         self.idleNanoseconds = Int64(idleTimeoutSeconds * 1e9)
