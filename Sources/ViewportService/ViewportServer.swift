@@ -55,25 +55,29 @@ public final class ViewportServer: Sendable {
     public var bufferedBodyBytes: Int { http.bufferedBodyBytes }
 
     /// The services in start order; a graceful shutdown stops them last to first: the HTTP
-    /// server drains, the sweeper ends, then the repository writes and releases its sessions.
+    /// server drains, the sweeper ends, then the repository's background services (a shared
+    /// store's handover side hands every session over, then its writer stops).
     var services: [ServiceGroupConfiguration.ServiceConfiguration] {
-        [.init(service: RepositoryService(sessions: sessions), serviceName: "sessions")]
-            + sessions.backgroundServices.map { .init(service: $0) }
+        sessions.backgroundServices.map { .init(service: $0, serviceName: $0.threadName) }
             + [.init(service: sweeper, serviceName: "sweeper"), .init(service: HTTPService(server: self), serviceName: "http")]
     }
 
     /// Runs every service until SIGTERM or SIGINT, then shuts them down gracefully in order
     /// (``services``). Throws when the server cannot start (its port is taken, say).
     public func run() async throws {
+        // Serving before any service runs: the background services start in no set order.
+        sessions.start()
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 
-    /// Binds and starts serving, and starts the sweeper; logs `listening on http://HOST:PORT`.
+    /// Binds and starts serving, and starts the sweeper and the repository's background services
+    /// on threads; logs `listening on http://HOST:PORT`.
     public func start() throws {
         sessions.start()
+        for service in sessions.backgroundServices { service.startThread() }
         try startHTTP()
         sweeping.withLock { stop in
             stop?.signal()
@@ -84,11 +88,11 @@ public final class ViewportServer: Sendable {
     /// Graceful stop: new requests get 503, in-flight ones finish, then the port closes; with a
     /// shared store, every session is then written and released, so the next request on any
     /// instance continues it (another instance's request for one of them meanwhile is handed
-    /// over at once).
+    /// over at once), and the writer stops.
     public func stop() {
         sweeping.withLock { $0.take() }?.signal()
         stopHTTP()
-        sessions.shutdown()
+        for service in sessions.backgroundServices.reversed() { service.stop() }
     }
 
     func startHTTP() throws {

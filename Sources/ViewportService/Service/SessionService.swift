@@ -57,9 +57,9 @@ final class SessionService<Sessions: SessionRepository>: Sendable {
         } catch {
             throw error.problem
         }
-        let handle = SessionHandle(id: SessionStore.newID(), session: session)
+        // Not inserted, the handle and its lease go: the layout is released.
+        let handle = SessionHandle(id: SessionStore.newID(), session: session, layoutLease: lease)
         try sessions.insert(handle)
-        lease.transfer()
         count(session.lastPlan)
         var w = JSONWriter(capacity: 512)
         w.beginObject()
@@ -169,13 +169,12 @@ final class SessionService<Sessions: SessionRepository>: Sendable {
             return SessionChange(result: w.bytes, changed: false)
         }.result
         if let retry { return retry }
-        // Dropped unless the session takes it: a failure and a retry (which applies nothing) keep
+        // Dropped unless the session holds it: a failure and a retry (which applies nothing) keep
         // the layout the session has.
         let lease = try retainLayout(request.layout)
         let layout = lease.layout
-        let (plan, current, previous) = try sessions.withSession(id, hint: hint) { (session) throws(Problem) in
+        let ((plan, current, applied), handle) = try sessions.withSession(id, hint: hint) { (session) throws(Problem) in
             let before = session.seq
-            let previous = session.layout.digest
             let plan: Plan
             do throws(SessionError) {
                 plan = try session.changeLayout(to: layout, anchor: request.anchor, seq: request.seq)
@@ -183,14 +182,11 @@ final class SessionService<Sessions: SessionRepository>: Sendable {
                 throw conflict(error)
             }
             let applied = session.seq != before
-            return SessionChange(result: (plan, session.layout, applied ? previous : nil), changed: applied)
-        }.result
-        if let previous {
-            lease.transfer()
-            // The session's use of the layout it left.
-            layouts.release(id: previous)
-            count(plan)
+            return SessionChange(result: (plan, session.layout, applied), changed: applied)
         }
+        // The session's lease moves to the new layout (the one it left is released).
+        handle.hold(lease)
+        if applied { count(plan) }
         var w = JSONWriter(capacity: 512)
         PlanEncoder.encode(plan, layout: current, into: &w)
         return w.bytes

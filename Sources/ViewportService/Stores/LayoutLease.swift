@@ -1,16 +1,17 @@
 import ViewportCore
 
-/// One more session counted on a stored layout, for as long as the lease lives: dropping it
-/// releases the layout in its repository; ``transfer()`` hands the count to the session that
-/// now uses the layout (its store releases it when the session ends; a layout change, when the
-/// session leaves it).
+/// One more session counted on a stored layout, for as long as the lease lives: dropping it (or
+/// ``end()``) releases the layout in its repository. A session's state holds the lease of its
+/// layout (``SessionHandle/State/layoutLease``): it is dropped when the session ends here, moves
+/// to another instance, or moves to another layout. ``transfer()`` gives the count up without a
+/// release.
 ///
-/// Not copyable, so the compiler pairs every retain with exactly one release or transfer, on
-/// every path a request can take (a failed session, a full store, a retried change).
-struct LayoutLease: ~Copyable {
+/// Not copyable, so the compiler pairs every retain with exactly one release, on every path a
+/// request can take (a failed session, a full store, a retried change).
+struct LayoutLease: ~Copyable, Sendable {
     let layout: Layout
-    /// Nil once transferred. (`discard self` would say it better, but the compiler accepts it
-    /// only in types whose stored properties are all trivial.)
+    /// Nil once transferred or ended. (`discard self` would say it better, but the compiler
+    /// accepts it only in types whose stored properties are all trivial.)
     private var layouts: (any LayoutRepository)?
 
     /// The stored layout with this id, counted as used; nil when there is none.
@@ -26,10 +27,20 @@ struct LayoutLease: ~Copyable {
         self.layouts = layouts
     }
 
-    /// The session holds the layout now: its store releases it.
+    /// The count is no longer this lease's to release.
     consuming func transfer() {
         layouts = nil
     }
+
+    /// Releases the layout now (the session ended here, or moved to another instance); the
+    /// lease holds nothing from then on.
+    mutating func end() {
+        layouts?.release(id: layout.digest)
+        layouts = nil
+    }
+
+    /// Whether the lease still counts its layout.
+    var isHeld: Bool { layouts != nil }
 
     deinit {
         layouts?.release(id: layout.digest)

@@ -1,4 +1,3 @@
-import ServiceLifecycle
 import Synchronization
 import ViewportCore
 
@@ -40,16 +39,14 @@ protocol SessionRepository: Sendable {
     /// The state of the shared store for `/healthz`, nil without one.
     var storeIsUp: Bool? { get }
 
-    /// Starts background work (a shared store's writer and handover listener).
+    /// Starts serving (a shared store: taking sessions over, writing behind, answering handover
+    /// requests once its ``backgroundServices`` run).
     func start()
 
-    /// Background work run as services of the process's `ServiceGroup`: shut down after the HTTP
-    /// server drained and before ``shutdown()`` (none by default).
-    var backgroundServices: [any Service] { get }
-
-    /// On shutdown, after the HTTP layer drained: hands every session over (writes it and
-    /// releases it), so that another instance continues it.
-    func shutdown()
+    /// Background work, as services of the process's `ServiceGroup` in start order (a shared
+    /// store's writer and handover side; none in process): a graceful shutdown stops them last
+    /// to first, after the HTTP server drained. A server started in process runs them on threads.
+    var backgroundServices: [any BackgroundService] { get }
 }
 
 enum SessionLocation {
@@ -110,5 +107,5 @@ extension SessionStore: SessionRepository {
 
     func start() {}
 
-    func shutdown() {}
+    var backgroundServices: [any BackgroundService] { [] }
 }

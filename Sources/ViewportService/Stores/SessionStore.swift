@@ -2,8 +2,8 @@ import Synchronization
 import ViewportCore
 
 /// Open sessions by id, in shards under separate locks so that lookups from many connections
-/// rarely contend. Enforces `sessions.max` and `sessions.idleTimeout`; releases a session's layout
-/// in the layout store when the session goes.
+/// rarely contend. Enforces `sessions.max` and `sessions.idleTimeout`; a session that goes ends
+/// its layout lease, which releases the layout in the layout store.
 final class SessionStore: Sendable {
     private static let shardCount = 16
     /// One lock's worth of sessions.
@@ -15,12 +15,11 @@ final class SessionStore: Sendable {
     private let liveCount = Atomic<Int>(0)
     let maxSessions: Int
     let idleNanoseconds: Int64
-    private let layouts: LayoutStore
 
+    /// `layouts` is not kept: each session's layout lease releases into the store it came from.
     init(maxSessions: Int, idleTimeoutSeconds: Double, layouts: LayoutStore) {
         self.maxSessions = maxSessions
         self.idleNanoseconds = Int64(idleTimeoutSeconds * 1e9)
-        self.layouts = layouts
         self.shards = (0..<Self.shardCount).map { _ in Shard() }
     }
 
@@ -80,30 +79,28 @@ final class SessionStore: Sendable {
         return handle
     }
 
-    /// Removes a session (DELETE, or expiry) and releases its layout. Returns it if it was there.
+    /// Removes a session (DELETE, or expiry) and ends its layout lease. Returns it if it was there.
     @discardableResult
     func remove(_ id: String) -> SessionHandle? {
         guard let handle = shard(for: id).sessions.withLock({ $0.removeValue(forKey: id) }) else { return nil }
         liveCount.subtract(1, ordering: .relaxed)
-        let layoutID = handle.state.withLock { state in
+        handle.state.withLock { state in
             state.closed = true
-            return state.session.layout.digest
+            state.layoutLease.end()
         }
-        layouts.release(id: layoutID)
         return handle
     }
 
-    /// Takes a session out without touching its state (its owner holds its lock: it moved to
-    /// another instance), if `handle` is still the one stored; releases `layoutID` if given.
-    func detach(_ handle: SessionHandle, layoutID: String?) {
+    /// Takes a session out, if `handle` is still the one stored, and ends its layout lease; its
+    /// caller holds its lock (`state`): the session ended, or moved to another instance.
+    func detach(_ handle: SessionHandle, _ state: inout SessionHandle.State) {
+        state.layoutLease.end()
         let removed = shard(for: handle.id).sessions.withLock { sessions -> Bool in
             guard sessions[handle.id] === handle else { return false }
             sessions[handle.id] = nil
             return true
         }
-        guard removed else { return }
-        liveCount.subtract(1, ordering: .relaxed)
-        if let layoutID { layouts.release(id: layoutID) }
+        if removed { liveCount.subtract(1, ordering: .relaxed) }
     }
 
     /// Every open session's handle (for a shared store's writer and shutdown).
