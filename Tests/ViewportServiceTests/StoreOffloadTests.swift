@@ -8,7 +8,8 @@ import ViewportTestSupport
 /// (`store.requestThreads`), with their connections suspended, so that a slow store holds no
 /// HTTP worker: with `http.threads` 2 and several requests waiting on the store, a session this
 /// instance owns is still answered from memory at once. Over sockets, on a real redis-server that
-/// `CLIENT PAUSE` keeps slow.
+/// `CLIENT PAUSE` keeps slow. An NDJSON stream's start (taking its session from the store) runs
+/// there too, before its lines are read.
 @Suite(.serialized, .tags(.live))
 struct StoreOffloadTests {
     /// Keeps the store answering slowly for `seconds`: every command of the instance's clients
@@ -86,6 +87,69 @@ struct StoreOffloadTests {
             #expect(longest >= 0.2, "the store was slow: the longest 404 took \(longest) s")
             #expect(statuses == [200: 10])
             #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind the store")
+        }
+    }
+
+    @Test func anOwnedSessionIsAnsweredWhileStreamsTakeOtherSessionsFromASlowStore() throws {
+        try withCluster(2, configure: { Self.configure(&$0) }) { cluster in
+            let a = try cluster[0].connect(timeout: 10)
+            var session = try SteppedSession(on: a)
+            for _ in 0..<3 { #expect(try session.step(a).status == 200) }
+            // Sessions B holds: a stream for one of them on A takes it over through the store.
+            let b = try cluster[1].connect(timeout: 10)
+            let elsewhere = try (0..<12).map { _ in try SteppedSession(on: b).id }
+
+            _ = Self.slowStore(cluster.redis, for: 3, pause: 400)
+            usleep(100_000)
+            // Six clients stream updates to A for sessions it does not hold: two B holds each,
+            // then unknown ones. Each stream's start needs the store.
+            let port = cluster[0].port
+            let stop = Atomic<Bool>(false)
+            let streams = Mutex<[(status: Int, seconds: Double)]>([])
+            let streamers = Thread {
+                onThreads(6, timeout: 20) { k in
+                    var n = 0
+                    while !stop.load(ordering: .relaxed) && n < 50 {
+                        // A connection per stream: a streamed answer may close its connection.
+                        guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return }
+                        defer { client.close() }
+                        let id = n < 2 ? elsewhere[k * 2 + n] : Self.unknownID(k * 100 + n)
+                        let started = Date()
+                        let reply = try? client.send(
+                            method: "POST", path: "/v1/sessions/\(id)/viewport", headers: [("Content-Type", "application/x-ndjson")],
+                            body: #"{"offset":[0,50]}"# + "\n")
+                        let seconds = Date().timeIntervalSince(started)
+                        if let reply { streams.withLock { $0.append((reply.status, seconds)) } }
+                        n += 1
+                    }
+                }
+            }
+            streamers.start()
+            usleep(300_000)
+
+            // Meanwhile, the owned session's updates are answered from memory.
+            var slowest = 0.0
+            var statuses: [Int: Int] = [:]
+            for _ in 0..<10 {
+                let started = Date()
+                let status = try session.step(a).status
+                slowest = max(slowest, Date().timeIntervalSince(started))
+                statuses[status, default: 0] += 1
+                usleep(100_000)
+            }
+            stop.store(true, ordering: .relaxed)
+            #expect(try eventually(within: 15) { streamers.isFinished })
+
+            let answered = streams.withLock { $0 }
+            let byStatus = Dictionary(answered.map { ($0.status, 1) }, uniquingKeysWith: +)
+            let longest = answered.map(\.seconds).max() ?? 0
+            print("streams: \(byStatus), longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            #expect(answered.count >= 6)
+            #expect(byStatus[200, default: 0] >= 1, "streams took sessions B held")
+            #expect(Set(byStatus.keys).isSubset(of: [200, 404, 503]), "\(byStatus)")
+            #expect(longest >= 0.2, "the store was slow: the longest stream took \(longest) s")
+            #expect(statuses == [200: 10])
+            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind streams waiting on the store")
         }
     }
 
