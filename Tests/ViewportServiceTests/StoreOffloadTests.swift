@@ -153,6 +153,31 @@ struct StoreOffloadTests {
         }
     }
 
+    @Test func aStreamOrASocketForASessionHeldElsewhereStartsOnceTakenHere() throws {
+        try withCluster(2, configure: { Self.configure(&$0) }) { cluster in
+            let a = try cluster[0].connect(timeout: 10)
+            let b = try cluster[1].connect(timeout: 10)
+            let streamed = try SteppedSession(on: b), socketed = try SteppedSession(on: b)
+            let lines = #"{"offset":[0,97],"seq":1}"# + "\n" + #"{"offset":[0,194],"seq":2}"# + "\n"
+            let stream = try a.send("POST", "/v1/sessions/\(streamed.id)/viewport", body: Array(lines.utf8), contentType: "application/x-ndjson")
+            #expect(stream.status == 200)
+            #expect(stream.lines.map { $0["seq"] as? Int } == [1, 2], "\(stream.text)")
+            // The stream's start took the session here: B's copy moved.
+            #expect(try a.get("/v1/sessions/\(streamed.id)").json["seq"] as? Int == 2)
+
+            let ws = try WebSocketTestClient.connect(port: cluster[0].port, path: "/v1/sessions/\(socketed.id)/socket")
+            #expect(ws.isOpen)
+            try ws.send(text: #"{"offset":[0,97],"seq":1}"#)
+            let plan = try JSONSerialization.jsonObject(with: Data(try ws.readMessage().payload)) as? [String: Any]
+            #expect(plan?["seq"] as? Int == 1)
+
+            // Unknown sessions: 404 from the start, as without a store.
+            let unknown = try a.send("POST", "/v1/sessions/\(Self.unknownID(1))/viewport", body: Array(lines.utf8), contentType: "application/x-ndjson")
+            #expect(unknown.status == 404)
+            #expect(try WebSocketTestClient.connect(port: cluster[0].port, path: "/v1/sessions/\(Self.unknownID(2))/socket").handshake.status == 404)
+        }
+    }
+
     @Test func stoppingWaitsForRequestsOnTheStoreAndAnswersThem() throws {
         let cluster = try TestCluster(1) { Self.configure(&$0) }
         defer { cluster.stop() }
