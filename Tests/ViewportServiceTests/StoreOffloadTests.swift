@@ -34,6 +34,21 @@ struct StoreOffloadTests {
         c.store.timeout = .seconds(1)
     }
 
+    /// Ten updates of `session` on `client`, 0.1 s apart: how many answered each status, and the
+    /// slowest answer's seconds.
+    static func tenSteps(_ session: inout SteppedSession, on client: Client) throws -> (statuses: [Int: Int], slowest: Double) {
+        var slowest = 0.0
+        var statuses: [Int: Int] = [:]
+        for _ in 0..<10 {
+            let started = Date()
+            let status = try session.step(client).status
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            statuses[status, default: 0] += 1
+            usleep(100_000)
+        }
+        return (statuses, slowest)
+    }
+
     static func unknownID(_ k: Int) -> String {
         String(repeating: "0", count: 24) + String(format: "%08x", 0x1000 + k)
     }
@@ -67,15 +82,7 @@ struct StoreOffloadTests {
             usleep(300_000)
 
             // Meanwhile, the owned session's updates are answered from memory.
-            var slowest = 0.0
-            var statuses: [Int: Int] = [:]
-            for _ in 0..<10 {
-                let started = Date()
-                let status = try session.step(a).status
-                slowest = max(slowest, Date().timeIntervalSince(started))
-                statuses[status, default: 0] += 1
-                usleep(100_000)
-            }
+            let (statuses, slowest) = try Self.tenSteps(&session, on: a)
             stop.store(true, ordering: .relaxed)
             #expect(try eventually(within: 15) { askers.isFinished })
 
@@ -128,15 +135,7 @@ struct StoreOffloadTests {
             usleep(300_000)
 
             // Meanwhile, the owned session's updates are answered from memory.
-            var slowest = 0.0
-            var statuses: [Int: Int] = [:]
-            for _ in 0..<10 {
-                let started = Date()
-                let status = try session.step(a).status
-                slowest = max(slowest, Date().timeIntervalSince(started))
-                statuses[status, default: 0] += 1
-                usleep(100_000)
-            }
+            let (statuses, slowest) = try Self.tenSteps(&session, on: a)
             stop.store(true, ordering: .relaxed)
             #expect(try eventually(within: 15) { streamers.isFinished })
 
