@@ -126,6 +126,36 @@ struct RedisConnectionTests {
         #expect(recovered)
     }
 
+    @Test func aPoolThatReconnectsInTheBackgroundHasNoCallerConnectAndIsBackWithinItsInterval() throws {
+        let server = try RedisTestServer()
+        let pool = RedisPool(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), connectTimeout: 0.3, commandTimeout: 0.3, capacity: 2,
+            retryInterval: 0.1, reconnectsInBackground: true)
+        #expect(try pool.send(RedisCommand("SET", "a", "1")) == .status("OK"))
+        server.stop()
+        #expect(throws: RedisError.self) { try pool.send(RedisCommand("GET", "a")) }
+        // Past the retry interval too, a call without an idle connection fails at once: the
+        // attempts run in the background, none on a caller's thread.
+        usleep(250_000)
+        let took = Self.elapsed {
+            #expect {
+                try pool.send(RedisCommand("GET", "a"))
+            } throws: { error in
+                if case .unavailable = error as? RedisError { return true }
+                return false
+            }
+        }
+        #expect(took < 0.05)
+        try server.restart()
+        let restarted = Date()
+        var back: Double?
+        while back == nil && Date().timeIntervalSince(restarted) < 3 {
+            if (try? pool.send(RedisCommand("PING"))) == .status("PONG") { back = Date().timeIntervalSince(restarted) } else { usleep(5_000) }
+        }
+        // A background attempt starts every 0.1 s and connects at once.
+        #expect((back ?? 99) < 0.3, "answered again \(back ?? -1) s after the server came back")
+    }
+
     @Test func aPasswordAndADatabaseFromTheURLAreUsed() throws {
         let server = try RedisTestServer(arguments: ["--requirepass", "s3cr/t"])
         let endpoint = try RedisEndpoint(url: "redis://:s3cr%2Ft@127.0.0.1:\(server.port)/3")
