@@ -180,8 +180,9 @@ public final class RedisPool: RedisClient {
             return state.active
         }
         if first {
+            // Joins the idle ones; calls still fail fast until `retryInterval` after the last
+            // failure, as without background attempts (a slow server is not asked at once again).
             checkIn(connection)
-            resetFailFast()
         } else {
             connection.close()
         }
