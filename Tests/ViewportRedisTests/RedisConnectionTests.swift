@@ -16,6 +16,19 @@ struct RedisConnectionTests {
         return Date().timeIntervalSince(start)
     }
 
+    /// A call on `pool` fails with ``RedisError/unavailable(_:)`` within 50 ms.
+    static func expectUnavailableAtOnce(_ pool: RedisPool, sourceLocation: SourceLocation = #_sourceLocation) {
+        let took = elapsed {
+            #expect(sourceLocation: sourceLocation) {
+                try pool.send(RedisCommand("GET", "a"))
+            } throws: { error in
+                if case .unavailable = error as? RedisError { return true }
+                return false
+            }
+        }
+        #expect(took < 0.05, sourceLocation: sourceLocation)
+    }
+
     @Test func argumentsAndRepliesAreBinarySafe() throws {
         let server = try RedisTestServer()
         let c = Self.connection(server)
@@ -107,15 +120,7 @@ struct RedisConnectionTests {
         #expect(throws: RedisError.self) { try pool.send(RedisCommand("GET", "a")) }
         #expect(pool.isFailingFast)
         // While failing fast, calls answer at once.
-        let took = Self.elapsed {
-            #expect {
-                try pool.send(RedisCommand("GET", "a"))
-            } throws: { error in
-                if case .unavailable = error as? RedisError { return true }
-                return false
-            }
-        }
-        #expect(took < 0.05)
+        Self.expectUnavailableAtOnce(pool)
         server.resume()
         let deadline = Date().addingTimeInterval(3)
         var recovered = false
@@ -137,15 +142,7 @@ struct RedisConnectionTests {
         // Past the retry interval too, a call without an idle connection fails at once: the
         // attempts run in the background, none on a caller's thread.
         usleep(250_000)
-        let took = Self.elapsed {
-            #expect {
-                try pool.send(RedisCommand("GET", "a"))
-            } throws: { error in
-                if case .unavailable = error as? RedisError { return true }
-                return false
-            }
-        }
-        #expect(took < 0.05)
+        Self.expectUnavailableAtOnce(pool)
         try server.restart()
         let restarted = Date()
         var back: Double?
