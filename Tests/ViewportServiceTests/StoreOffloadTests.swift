@@ -97,7 +97,38 @@ struct StoreOffloadTests {
         }
     }
 
-    @Test func anOwnedSessionIsAnsweredWhileStreamsTakeOtherSessionsFromASlowStore() throws {
+    /// How a client starts updating a session it names: an NDJSON stream, or a WebSocket.
+    enum Start: Sendable, CustomStringConvertible {
+        case stream
+        case socket
+
+        var description: String { self == .stream ? "NDJSON stream" : "WebSocket" }
+
+        /// One update of session `id` on a new connection to `port`: its status (a socket's
+        /// message answers a plan, 200, or a problem with its status), nil when none came.
+        func update(_ id: String, port: Int) -> Int? {
+            let line = #"{"offset":[0,50]}"#
+            switch self {
+            case .stream:
+                // A connection per stream: a streamed answer may close its connection.
+                guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return nil }
+                defer { client.close() }
+                let reply = try? client.send(
+                    method: "POST", path: "/v1/sessions/\(id)/viewport", headers: [("Content-Type", "application/x-ndjson")], body: line + "\n")
+                return reply?.status
+            case .socket:
+                guard let ws = try? WebSocketTestClient.connect(port: port, path: "/v1/sessions/\(id)/socket", timeout: 10) else { return nil }
+                guard ws.isOpen else { return ws.handshake.status }
+                defer { try? ws.sendClose() }
+                guard (try? ws.send(text: line)) != nil, let answer = try? ws.readMessage(timeout: 10) else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: Data(answer.payload)) as? [String: Any]
+                return object?["status"] as? Int ?? 200
+            }
+        }
+    }
+
+    @Test(arguments: [Start.stream, .socket])
+    func anOwnedSessionIsAnsweredWhileOthersAreTakenFromASlowStore(_ start: Start) throws {
         try withCluster(2, configure: { Self.configure(&$0) }) { cluster in
             let a = try cluster[0].connect(timeout: 10)
             var session = try SteppedSession(on: a)
@@ -108,8 +139,8 @@ struct StoreOffloadTests {
 
             _ = Self.slowStore(cluster.redis, for: 3, pause: 400)
             usleep(100_000)
-            // Six clients stream updates to A for sessions it does not hold: two B holds each,
-            // then unknown ones. Each stream's start needs the store.
+            // Six clients send updates to A (each on a new stream or socket) for sessions it does
+            // not hold: two B holds each, then unknown ones. Each needs the store.
             let port = cluster[0].port
             let stop = Atomic<Bool>(false)
             let streams = Mutex<[(status: Int, seconds: Double)]>([])
@@ -117,16 +148,11 @@ struct StoreOffloadTests {
                 onThreads(6, timeout: 20) { k in
                     var n = 0
                     while !stop.load(ordering: .relaxed) && n < 50 {
-                        // A connection per stream: a streamed answer may close its connection.
-                        guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return }
-                        defer { client.close() }
                         let id = n < 2 ? elsewhere[k * 2 + n] : Self.unknownID(k * 100 + n)
                         let started = Date()
-                        let reply = try? client.send(
-                            method: "POST", path: "/v1/sessions/\(id)/viewport", headers: [("Content-Type", "application/x-ndjson")],
-                            body: #"{"offset":[0,50]}"# + "\n")
+                        let status = start.update(id, port: port)
                         let seconds = Date().timeIntervalSince(started)
-                        if let reply { streams.withLock { $0.append((reply.status, seconds)) } }
+                        if let status { streams.withLock { $0.append((status, seconds)) } }
                         n += 1
                     }
                 }
@@ -142,13 +168,13 @@ struct StoreOffloadTests {
             let answered = streams.withLock { $0 }
             let byStatus = Dictionary(answered.map { ($0.status, 1) }, uniquingKeysWith: +)
             let longest = answered.map(\.seconds).max() ?? 0
-            print("streams: \(byStatus), longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            print("\(start)s: \(byStatus), longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
             #expect(answered.count >= 6)
             #expect(byStatus[200, default: 0] >= 1, "streams took sessions B held")
             #expect(Set(byStatus.keys).isSubset(of: [200, 404, 503]), "\(byStatus)")
             #expect(longest >= 0.2, "the store was slow: the longest stream took \(longest) s")
             #expect(statuses == [200: 10])
-            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind streams waiting on the store")
+            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind \(start)s waiting on the store")
         }
     }
 
