@@ -25,7 +25,8 @@ Scenarios (exit status 1 on a violation):
                       does not hold wait for the store, the client gives up after 0.3 s and
                       retries elsewhere
   --scenario latency  p99 of the cut instance's answers for sessions it owns, during a 3 s cut
-                      and a 3 s slow link (1 s) while other requests need the store; the 503
+                      and a 3 s slow link (1 s) while other requests need the store, and how
+                      soon they are answered there again after a 1 s and a 3 s cut; the 503
                       window of its sessions on the other instances after a 0.3 s cut; /readyz
                       timing around a cut
   --campaign --minutes N --seed S   randomized faults (drops and rejects of 0.3/1/3/10 s, delays
@@ -997,17 +998,42 @@ def latency_scenario(cluster):
         for t in threads:
             t.join(timeout=10)
         heal()
+        healed = now()
+        # Once the link is back: how long until each owned session is answered 200 on A again.
+        back = {}
+
+        def until_served(client):
+            while now() - healed < 8:
+                seq, offset = client.seq + 1, client.offset + 97
+                status, body = client.send(A, seq, offset, 6)
+                if status == 200:
+                    client.apply(body, offset, now(), seq)
+                    back[client.id] = now() - healed
+                    return
+                if status == 409 and isinstance(body, dict) and body.get("resync"):
+                    _quiet(request, A, "POST", f"/v1/sessions/{client.id}/resync", client.resync_body(), 6)
+                    continue
+                time.sleep(0.01)
+
+        waiters = [threading.Thread(target=until_served, args=(c,), daemon=True) for c in owned]
+        for t in waiters:
+            t.start()
+        for t in waiters:
+            t.join(timeout=10)
         every = [x for values in latencies.values() for x in values]
         results[label] = (len(every), {s: len(v) for s, v in latencies.items()}, percentile(every, 99) * 1000,
                           percentile(latencies.get(200, []), 99) * 1000)
         log(f"{label}: {len(every)} requests for sessions A owns, statuses {dict((s, len(v)) for s, v in latencies.items())}, "
             f"latency p50 {percentile(every, 50) * 1000:.0f} / p90 {percentile(every, 90) * 1000:.0f} / p99 {results[label][2]:.0f} / "
-            f"max {max(every) * 1000 if every else 0:.0f} ms (200s: p99 {results[label][3]:.0f} ms)")
+            f"max {max(every) * 1000 if every else 0:.0f} ms (200s: p99 {results[label][3]:.0f} ms); "
+            f"answered on A again {', '.join(f'{x:.2f}' for x in sorted(back.values())) or 'never'} s after the heal "
+            f"({len(back)} of {len(owned)} sessions)")
         # Back to normal, every session on A again.
         time.sleep(3)
         bring_back(owned, 0)
 
     measure("cut 3 s", lambda: cluster.cut(0, "drop"), lambda: cluster.heal(0))
+    measure("cut 1 s", lambda: cluster.cut(0, "drop"), lambda: cluster.heal(0), seconds=1.0)
     measure("slow link 1 s RTT", lambda: cluster.relays[0].set_delay(0.5), lambda: cluster.relays[0].set_delay(0))
     measure("slow link 0.4 s RTT", lambda: cluster.relays[0].set_delay(0.2), lambda: cluster.relays[0].set_delay(0))
     time.sleep(3)
@@ -1042,7 +1068,7 @@ def latency_scenario(cluster):
         bring_back([c], 0)
         time.sleep(1)
     results["503 window"] = windows
-    # /readyz around a 2 s cut.
+    # /readyz around a 2 s cut (dropped, then refused with a reset).
     time.sleep(1)
 
     def readyz():
@@ -1051,25 +1077,27 @@ def latency_scenario(cluster):
         except (OSError, http.client.HTTPException):
             return None
 
-    cluster.cut(0, "drop")
-    cut_at = now()
-    down = None
-    while now() - cut_at < 4:
-        if readyz() == 503:
-            down = now() - cut_at
-            break
-        time.sleep(0.01)
-    time.sleep(max(0, 2 - (now() - cut_at)))
-    cluster.heal(0)
-    healed = now()
-    up = None
-    while now() - healed < 6:
-        if readyz() == 200:
-            up = now() - healed
-            break
-        time.sleep(0.01)
-    results["readyz"] = (down, up)
-    log(f"/readyz: 503 {down if down is None else f'{down:.2f}'} s after the cut, 200 again {up if up is None else f'{up:.2f}'} s after it healed")
+    for mode in ("drop", "reject"):
+        cluster.cut(0, mode)
+        cut_at = now()
+        down = None
+        while now() - cut_at < 4:
+            if readyz() == 503:
+                down = now() - cut_at
+                break
+            time.sleep(0.01)
+        time.sleep(max(0, 2 - (now() - cut_at)))
+        cluster.heal(0)
+        healed = now()
+        up = None
+        while now() - healed < 6:
+            if readyz() == 200:
+                up = now() - healed
+                break
+            time.sleep(0.01)
+        results[f"readyz {mode}"] = (down, up)
+        log(f"/readyz, {mode}: 503 {down if down is None else f'{down:.2f}'} s after the cut, 200 again {up if up is None else f'{up:.2f}'} s after it healed")
+        time.sleep(2)
     return owned, results
 
 

@@ -36,4 +36,13 @@ public enum HTTPRequestAction {
     /// The connection stays in MHD's books (it counts against `connectionLimit`) until it closes;
     /// ``HTTPServer/stop()`` closes it with 1001 before the daemon stops.
     case webSocket(WebSocketAcceptance)
+    /// Before any body is read, run `work` on the server's deferred-work pool
+    /// (``HTTPServerConfiguration/deferredThreads``) while MHD holds the connection suspended
+    /// (the worker serves its other connections meanwhile), then go on with the action `work`
+    /// answers as if ``HTTPHandler/begin(_:)`` had answered it: a request whose start waits on
+    /// something slow (a stream that must first take its session from a remote store) holds no
+    /// worker. When the pool's queue is full (or the server stops), ``HTTPHandler/deferredWorkRefused(_:)``
+    /// is sent before the body, with `Connection: close`. An action answered by `work` that is
+    /// itself `.prepare` is not run again: the request answers 500.
+    case prepare(@Sendable () -> HTTPRequestAction)
 }

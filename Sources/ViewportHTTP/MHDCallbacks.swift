@@ -76,6 +76,11 @@ func mhdAccessHandler(
         return driver.begin(method: method, version: version)
     }
     let size = uploadDataSize.pointee
+    if context.machine.isPreparing {
+        // Resumed after a prelude: MHD makes the first call again (no body read yet).
+        let result = driver.resumeAfterPrelude()
+        guard result == .YES, size > 0 else { return result }
+    }
     if size > 0 {
         uploadDataSize.pointee = 0
         guard let uploadData else { return .YES }

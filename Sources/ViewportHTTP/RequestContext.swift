@@ -14,6 +14,9 @@ final class RequestContext {
     /// Where a deferred answer's work leaves its response before it resumes the connection (the
     /// resumed final call takes it); made only for a deferred answer.
     var deferredResponse: DeferredResponse?
+    /// Where a prelude's work (``HTTPRequestAction/prepare(_:)``) leaves the action it answers
+    /// before it resumes the connection (the resumed first call takes it).
+    var preparedAction: PreparedAction?
 
     init(path: String, query: String?) {
         self.path = path
@@ -32,6 +35,30 @@ final class DeferredResponse: Sendable {
         slot.withLock { slot in
             defer { slot = nil }
             return slot
+        }
+    }
+}
+
+/// Where a prelude's work (``HTTPRequestAction/prepare(_:)``) leaves the action it answers for the
+/// connection's MHD thread. The action is handed over whole: the pool's thread makes it and never
+/// touches it again once stored (it resumes the connection after), so it is not shared.
+final class PreparedAction: @unchecked Sendable {
+    private let slot = Mutex<Bool>(false)
+    private var action: HTTPRequestAction?
+
+    func store(_ action: HTTPRequestAction) {
+        slot.withLock { stored in
+            self.action = action
+            stored = true
+        }
+    }
+
+    func take() -> HTTPRequestAction? {
+        slot.withLock { stored in
+            guard stored else { return nil }
+            stored = false
+            defer { action = nil }
+            return action
         }
     }
 }

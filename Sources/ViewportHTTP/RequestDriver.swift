@@ -46,6 +46,14 @@ struct RequestDriver {
         }
     }
 
+    /// The first call again, after a prelude (``HTTPRequestAction/prepare(_:)``) resumed the
+    /// connection: the request goes on with the action the prelude left.
+    func resumeAfterPrelude() -> MHD_Result {
+        let action = context.preparedAction?.take()
+        context.preparedAction = nil
+        return perform(context.machine.preludeEnded(with: action, now: SocketWriter.monotonicSeconds))
+    }
+
     /// A body chunk arrived (`*upload_data_size` is already set to 0).
     func body(_ chunk: UnsafeRawBufferPointer) -> MHD_Result {
         perform(context.machine.bodyReceived(chunk), chunk: chunk)
@@ -106,6 +114,8 @@ struct RequestDriver {
             return perform(context.machine.answered(answer))
         case .runDeferred(let work):
             return runDeferred(work)
+        case .runPrelude(let work):
+            return runPrelude(work)
         case .takeDeferredResponse:
             let response = context.deferredResponse?.take()
             context.deferredResponse = nil
@@ -222,16 +232,31 @@ struct RequestDriver {
     /// Runs a deferred answer's work on the pool while MHD holds the connection suspended (the
     /// worker serves its other connections meanwhile). The work leaves its response in the
     /// context and resumes the connection; the final call then comes again and queues it.
-    /// Suspended before the work is queued, so its resume can never come first.
     private func runDeferred(_ work: @escaping @Sendable () -> HTTPResponse) -> MHD_Result {
-        let pool = core.deferredWork
-        guard pool.reserve() else { return perform(context.machine.deferralRefused()) }
         let slot = DeferredResponse()
         context.deferredResponse = slot
+        return runSuspended { slot.store(work()) }
+    }
+
+    /// Runs a prelude on the pool while MHD holds the connection suspended, before any body is
+    /// read. The work leaves the action it answers in the context and resumes the connection;
+    /// MHD then makes the first call again (``resumeAfterPrelude()``).
+    private func runPrelude(_ work: @escaping @Sendable () -> HTTPRequestAction) -> MHD_Result {
+        let slot = PreparedAction()
+        context.preparedAction = slot
+        return runSuspended { slot.store(work()) }
+    }
+
+    /// Takes a place on the deferred-work pool (none: the machine's refusal), suspends the
+    /// connection and runs `work` there, then resumes it. Suspended before the work is queued,
+    /// so its resume can never come first.
+    private func runSuspended(_ work: @escaping @Sendable () -> Void) -> MHD_Result {
+        let pool = core.deferredWork
+        guard pool.reserve() else { return perform(context.machine.deferralRefused()) }
         let suspended = SuspendedConnection(pointer: connection)
         MHD_suspend_connection(connection)
         pool.run {
-            slot.store(work())
+            work()
             MHD_resume_connection(suspended.pointer)
         }
         return .YES

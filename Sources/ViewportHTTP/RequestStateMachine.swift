@@ -15,6 +15,8 @@
 ///      │               collect ─(reserve)─body…──────────────────────────end─▶ answering (answer onBody)
 ///      │               stream  ─body…─(live: poll, take, sendLive…)──────end─▶ done (finish) / endingLive
 ///      │               webSocket ────────────────────────────────────────end─▶ upgrading (queueUpgrade)
+///      │               prepare ─▶ preparing (suspended; the prelude runs on the pool) ─resumed─▶ head again with its action
+///      │                               └─ pool full or stopping ─▶ done (refuse, close)
 ///      ├─ too large, busy, draining + huge body ─▶ done (refuse or queue before the body, then close)
 ///      └─ body past a limit or budget ─▶ answeredMidBody (written on the socket; rest dropped, close)
 /// answering ─response─▶ done (queue)
@@ -48,6 +50,10 @@ struct RequestStateMachine {
         /// A deferred answer's work runs on the pool while MHD holds the connection suspended;
         /// when the work resumes it, its response is queued (``deferredAnswered(_:)``).
         case deferred(HTTPRequestHead)
+        /// A prelude's work (``HTTPRequestAction/prepare(_:)``) runs on the pool while MHD holds
+        /// the connection suspended, before any body is read; when the work resumes it, the
+        /// request goes on with the action it answered (``preludeEnded(with:now:)``).
+        case preparing(HTTPRequestHead, isHTTP11: Bool)
         /// Feed the body to the sink, whose answer may start before the body ends (live).
         case stream(Stream)
         /// Answer 101 and hand the connection to a WebSocket at the end (of an empty body).
@@ -166,6 +172,10 @@ struct RequestStateMachine {
         /// run `work` there, which leaves its response and resumes the connection (the final call
         /// comes again: ``bodyEnded()``); if not, report ``deferralRefused()``.
         case runDeferred(@Sendable () -> HTTPResponse)
+        /// Take a place on the deferred-work pool; if there is one, suspend the connection and
+        /// run `work` there, which leaves the action it answers and resumes the connection (the
+        /// first call comes again: ``preludeEnded(with:now:)``); if not, report ``deferralRefused()``.
+        case runPrelude(@Sendable () -> HTTPRequestAction)
         /// The connection was resumed after its deferred work: report the response that work left
         /// (``deferredAnswered(_:)``).
         case takeDeferredResponse
@@ -224,6 +234,12 @@ struct RequestStateMachine {
         return false
     }
 
+    /// Whether a prelude runs (or has just resumed the connection).
+    var isPreparing: Bool {
+        if case .preparing = state { return true }
+        return false
+    }
+
     // MARK: Head
 
     /// The head is complete and the server took the request: `action` is the handler's
@@ -257,7 +273,26 @@ struct RequestStateMachine {
             }
             state = .webSocket(acceptance)
             return .proceed
+        case .prepare(let work):
+            state = .preparing(head, isHTTP11: isHTTP11)
+            return .runPrelude(work)
         }
+    }
+
+    /// After ``Action/runPrelude(_:)``, on the connection's resumed first call: the action the
+    /// prelude answered (nil: none, which does not happen; the connection closes), taken as the
+    /// handler's answer to the head. A prelude that answers another prelude gets a 500.
+    mutating func preludeEnded(with action: HTTPRequestAction?, now: () -> Double) -> Action {
+        guard case .preparing(let head, let isHTTP11) = state, let action else {
+            state = .done(admitted: true)
+            return .close
+        }
+        state = .awaitingHead
+        if case .prepare = action {
+            let failure = HTTPResponse(status: 500, contentType: "text/plain", body: "a request's prelude asked for another prelude")
+            return respond(failure, head: head, admitted: true)
+        }
+        return headReceived(head, action: action, isHTTP11: isHTTP11, now: now)
     }
 
     /// A `.collect` or `.deferrable` request: 413 before a declared body too large, else collect.
@@ -325,7 +360,7 @@ struct RequestStateMachine {
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")
         case let other:
-            // .awaitingHead, .done, .webSocket, .upgrading, .endingLive, .finishingLive, .closeOnResume
+            // .awaitingHead, .preparing, .done, .webSocket, .upgrading, .endingLive, .finishingLive, .closeOnResume
             state = other
             return .proceed
         }
@@ -504,7 +539,7 @@ struct RequestStateMachine {
             return .close
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")
-        case .awaitingHead, .done, .upgrading, .endingLive, .answering:
+        case .awaitingHead, .preparing, .done, .upgrading, .endingLive, .answering:
             state = current
             return .close
         }
@@ -526,10 +561,15 @@ struct RequestStateMachine {
         }
     }
 
-    /// After ``Action/runDeferred(_:)``: the pool took no more work (full, or the server stops);
-    /// the handler's refusal goes out and the connection closes.
+    /// After ``Action/runDeferred(_:)`` or ``Action/runPrelude(_:)``: the pool took no more work
+    /// (full, or the server stops); the handler's refusal goes out and the connection closes.
     mutating func deferralRefused() -> Action {
-        guard case .deferred(let head) = state else { return .close }
+        let head: HTTPRequestHead
+        switch state {
+        case .deferred(let deferred): head = deferred
+        case .preparing(let preparing, _): head = preparing
+        default: return .close
+        }
         state = .done(admitted: true)
         return .refuse(Refusal(reason: .deferredWorkRefused, head: head))
     }
@@ -577,7 +617,7 @@ struct RequestStateMachine {
             result = (dropping.admitted, .none)
         case .done(let admitted):
             result = (admitted, .none)
-        case .webSocket, .endingLive, .finishingLive, .closeOnResume, .answering, .deferred:
+        case .webSocket, .endingLive, .finishingLive, .closeOnResume, .answering, .deferred, .preparing:
             result = (true, .none)
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")

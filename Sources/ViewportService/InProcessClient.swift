@@ -17,7 +17,14 @@ package final class InProcessClient {
             method: method, path: path,
             headers: body == nil ? [] : [("Content-Type", "application/json"), ("Content-Length", String(body?.count ?? 0))],
             contentLength: body?.count)
-        switch handler.begin(head) {
+        return answer(handler.begin(head), body: body)
+    }
+
+    private func answer(_ action: HTTPRequestAction, body: [UInt8]?) -> HTTPResponse {
+        switch action {
+        case .prepare(let work):
+            // The prelude runs on the calling thread here (the HTTP layer runs it on its pool).
+            return answer(work(), body: body)
         case .respond(let response):
             return response
         case .collect(_, let onBody):

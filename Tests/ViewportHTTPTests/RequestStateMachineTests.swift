@@ -733,6 +733,71 @@ import Testing
         #expect(Self.refused(action) == .payloadTooLarge(limit: 10))
     }
 
+    @Test func aPreludeSuspendsBeforeTheBodyAndTheRequestGoesOnWithItsAction() {
+        let machine = Self.machine()
+        let sink = Sink()
+        // The work is handed to the driver, never run by the machine.
+        let work: @Sendable () -> HTTPRequestAction = { .respond(HTTPResponse(status: 299)) }
+        guard case .runPrelude(let handed) = machine.begin(Self.head(contentLength: 4), .prepare(work)) else {
+            Issue.record("expected runPrelude")
+            return
+        }
+        guard case .respond(let response) = handed() else {
+            Issue.record("expected the prelude's work")
+            return
+        }
+        #expect(response.status == 299)
+        #expect(machine.machine.isPreparing && !machine.isAwaitingHead)
+        // The connection was resumed: the prelude's action is taken as the head's, here a stream
+        // whose body then arrives as usual.
+        #expect(Self.isProceed(machine.machine.preludeEnded(with: .stream(maxBytes: 10, sink: sink), now: { 0 })))
+        #expect(!machine.machine.isPreparing)
+        guard case .deliverLive = machine.chunk(count: 4) else {
+            Issue.record("expected deliverLive")
+            return
+        }
+        guard case .finishStream = machine.bodyEnded() else {
+            Issue.record("expected finishStream")
+            return
+        }
+        #expect(machine.completed().admitted)
+    }
+
+    @Test func aPreludeAnsweringAStreamDeclaredTooLargeGets413BeforeTheBody() {
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 11), .prepare { .respond(HTTPResponse(status: 200)) })
+        guard case .refuseStream(_, let refusal) = machine.machine.preludeEnded(with: .stream(maxBytes: 10, sink: Sink()), now: { 0 }) else {
+            Issue.record("expected refuseStream")
+            return
+        }
+        #expect(refusal.reason == .payloadTooLarge(limit: 10))
+    }
+
+    @Test func aPreludeThePoolRefusesIsAnswered503AndCloses() {
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 4), .prepare { .respond(HTTPResponse(status: 200)) })
+        #expect(Self.refused(machine.machine.deferralRefused()) == .deferredWorkRefused)
+        #expect(!machine.machine.isPreparing)
+        #expect(machine.completed().admitted)
+    }
+
+    @Test func aPreludeThatAnswersAnotherPreludeIs500AndOneWithoutAnActionCloses() {
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(method: "GET"), .prepare { .respond(HTTPResponse(status: 200)) })
+        #expect(Self.isProceed(machine.machine.preludeEnded(with: .prepare { .respond(HTTPResponse(status: 200)) }, now: { 0 })))
+        #expect(Self.queued(machine.bodyEnded())?.status == 500)
+
+        let other = Self.machine()
+        _ = other.begin(Self.head(method: "GET"), .prepare { .respond(HTTPResponse(status: 200)) })
+        #expect(Self.isClose(other.machine.preludeEnded(with: nil, now: { 0 })))
+        // A prelude's end out of turn closes too; a request that ends while its prelude runs is counted.
+        #expect(Self.isClose(other.machine.preludeEnded(with: .respond(HTTPResponse(status: 200)), now: { 0 })))
+        let suspended = Self.machine()
+        _ = suspended.begin(Self.head(method: "GET"), .prepare { .respond(HTTPResponse(status: 200)) })
+        let (admitted, cleanup) = suspended.completed()
+        #expect(admitted && Self.isNone(cleanup))
+    }
+
     @Test func aDeferredResponseMissingOnResumeClosesTheConnection() {
         var machine = RequestStateMachine()
         #expect(Self.isClose(machine.deferredAnswered(nil)))

@@ -16,6 +16,19 @@ struct RedisConnectionTests {
         return Date().timeIntervalSince(start)
     }
 
+    /// A call on `pool` fails with ``RedisError/unavailable(_:)`` within 50 ms.
+    static func expectUnavailableAtOnce(_ pool: RedisPool, sourceLocation: SourceLocation = #_sourceLocation) {
+        let took = elapsed {
+            #expect(sourceLocation: sourceLocation) {
+                try pool.send(RedisCommand("GET", "a"))
+            } throws: { error in
+                if case .unavailable = error as? RedisError { return true }
+                return false
+            }
+        }
+        #expect(took < 0.05, sourceLocation: sourceLocation)
+    }
+
     @Test func argumentsAndRepliesAreBinarySafe() throws {
         let server = try RedisTestServer()
         let c = Self.connection(server)
@@ -107,15 +120,7 @@ struct RedisConnectionTests {
         #expect(throws: RedisError.self) { try pool.send(RedisCommand("GET", "a")) }
         #expect(pool.isFailingFast)
         // While failing fast, calls answer at once.
-        let took = Self.elapsed {
-            #expect {
-                try pool.send(RedisCommand("GET", "a"))
-            } throws: { error in
-                if case .unavailable = error as? RedisError { return true }
-                return false
-            }
-        }
-        #expect(took < 0.05)
+        Self.expectUnavailableAtOnce(pool)
         server.resume()
         let deadline = Date().addingTimeInterval(3)
         var recovered = false
@@ -124,6 +129,28 @@ struct RedisConnectionTests {
             if !recovered { usleep(50_000) }
         }
         #expect(recovered)
+    }
+
+    @Test func aPoolThatReconnectsInTheBackgroundHasNoCallerConnectAndIsBackWithinItsInterval() throws {
+        let server = try RedisTestServer()
+        let pool = RedisPool(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), connectTimeout: 0.3, commandTimeout: 0.3, capacity: 2,
+            retryInterval: 0.1, reconnectsInBackground: true)
+        #expect(try pool.send(RedisCommand("SET", "a", "1")) == .status("OK"))
+        server.stop()
+        #expect(throws: RedisError.self) { try pool.send(RedisCommand("GET", "a")) }
+        // Past the retry interval too, a call without an idle connection fails at once: the
+        // attempts run in the background, none on a caller's thread.
+        usleep(250_000)
+        Self.expectUnavailableAtOnce(pool)
+        try server.restart()
+        let restarted = Date()
+        var back: Double?
+        while back == nil && Date().timeIntervalSince(restarted) < 3 {
+            if (try? pool.send(RedisCommand("PING"))) == .status("PONG") { back = Date().timeIntervalSince(restarted) } else { usleep(5_000) }
+        }
+        // A background attempt starts every 0.1 s and connects at once.
+        #expect((back ?? 99) < 0.3, "answered again \(back ?? -1) s after the server came back")
     }
 
     @Test func aPasswordAndADatabaseFromTheURLAreUsed() throws {

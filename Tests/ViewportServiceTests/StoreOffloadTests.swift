@@ -8,7 +8,8 @@ import ViewportTestSupport
 /// (`store.requestThreads`), with their connections suspended, so that a slow store holds no
 /// HTTP worker: with `http.threads` 2 and several requests waiting on the store, a session this
 /// instance owns is still answered from memory at once. Over sockets, on a real redis-server that
-/// `CLIENT PAUSE` keeps slow.
+/// `CLIENT PAUSE` keeps slow. An NDJSON stream's start (taking its session from the store) runs
+/// there too, before its lines are read.
 @Suite(.serialized, .tags(.live))
 struct StoreOffloadTests {
     /// Keeps the store answering slowly for `seconds`: every command of the instance's clients
@@ -31,6 +32,21 @@ struct StoreOffloadTests {
         c.store.requestThreads = requestThreads
         c.store.leaseTimeout = .seconds(4)
         c.store.timeout = .seconds(1)
+    }
+
+    /// Ten updates of `session` on `client`, 0.1 s apart: how many answered each status, and the
+    /// slowest answer's seconds.
+    static func tenSteps(_ session: inout SteppedSession, on client: Client) throws -> (statuses: [Int: Int], slowest: Double) {
+        var slowest = 0.0
+        var statuses: [Int: Int] = [:]
+        for _ in 0..<10 {
+            let started = Date()
+            let status = try session.step(client).status
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            statuses[status, default: 0] += 1
+            usleep(100_000)
+        }
+        return (statuses, slowest)
     }
 
     static func unknownID(_ k: Int) -> String {
@@ -66,15 +82,7 @@ struct StoreOffloadTests {
             usleep(300_000)
 
             // Meanwhile, the owned session's updates are answered from memory.
-            var slowest = 0.0
-            var statuses: [Int: Int] = [:]
-            for _ in 0..<10 {
-                let started = Date()
-                let status = try session.step(a).status
-                slowest = max(slowest, Date().timeIntervalSince(started))
-                statuses[status, default: 0] += 1
-                usleep(100_000)
-            }
+            let (statuses, slowest) = try Self.tenSteps(&session, on: a)
             stop.store(true, ordering: .relaxed)
             #expect(try eventually(within: 15) { askers.isFinished })
 
@@ -86,6 +94,112 @@ struct StoreOffloadTests {
             #expect(longest >= 0.2, "the store was slow: the longest 404 took \(longest) s")
             #expect(statuses == [200: 10])
             #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind the store")
+        }
+    }
+
+    /// How a client starts updating a session it names: an NDJSON stream, or a WebSocket.
+    enum Start: Sendable, CustomStringConvertible {
+        case stream
+        case socket
+
+        var description: String { self == .stream ? "NDJSON stream" : "WebSocket" }
+
+        /// One update of session `id` on a new connection to `port`: its status (a socket's
+        /// message answers a plan, 200, or a problem with its status), nil when none came.
+        func update(_ id: String, port: Int) -> Int? {
+            let line = #"{"offset":[0,50]}"#
+            switch self {
+            case .stream:
+                // A connection per stream: a streamed answer may close its connection.
+                guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return nil }
+                defer { client.close() }
+                let reply = try? client.send(
+                    method: "POST", path: "/v1/sessions/\(id)/viewport", headers: [("Content-Type", "application/x-ndjson")], body: line + "\n")
+                return reply?.status
+            case .socket:
+                guard let ws = try? WebSocketTestClient.connect(port: port, path: "/v1/sessions/\(id)/socket", timeout: 10) else { return nil }
+                guard ws.isOpen else { return ws.handshake.status }
+                defer { try? ws.sendClose() }
+                guard (try? ws.send(text: line)) != nil, let answer = try? ws.readMessage(timeout: 10) else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: Data(answer.payload)) as? [String: Any]
+                return object?["status"] as? Int ?? 200
+            }
+        }
+    }
+
+    @Test(arguments: [Start.stream, .socket])
+    func anOwnedSessionIsAnsweredWhileOthersAreTakenFromASlowStore(_ start: Start) throws {
+        try withCluster(2, configure: { Self.configure(&$0) }) { cluster in
+            let a = try cluster[0].connect(timeout: 10)
+            var session = try SteppedSession(on: a)
+            for _ in 0..<3 { #expect(try session.step(a).status == 200) }
+            // Sessions B holds: a stream for one of them on A takes it over through the store.
+            let b = try cluster[1].connect(timeout: 10)
+            let elsewhere = try (0..<12).map { _ in try SteppedSession(on: b).id }
+
+            _ = Self.slowStore(cluster.redis, for: 3, pause: 400)
+            usleep(100_000)
+            // Six clients send updates to A (each on a new stream or socket) for sessions it does
+            // not hold: two B holds each, then unknown ones. Each needs the store.
+            let port = cluster[0].port
+            let stop = Atomic<Bool>(false)
+            let streams = Mutex<[(status: Int, seconds: Double)]>([])
+            let streamers = Thread {
+                onThreads(6, timeout: 20) { k in
+                    var n = 0
+                    while !stop.load(ordering: .relaxed) && n < 50 {
+                        let id = n < 2 ? elsewhere[k * 2 + n] : Self.unknownID(k * 100 + n)
+                        let started = Date()
+                        let status = start.update(id, port: port)
+                        let seconds = Date().timeIntervalSince(started)
+                        if let status { streams.withLock { $0.append((status, seconds)) } }
+                        n += 1
+                    }
+                }
+            }
+            streamers.start()
+            usleep(300_000)
+
+            // Meanwhile, the owned session's updates are answered from memory.
+            let (statuses, slowest) = try Self.tenSteps(&session, on: a)
+            stop.store(true, ordering: .relaxed)
+            #expect(try eventually(within: 15) { streamers.isFinished })
+
+            let answered = streams.withLock { $0 }
+            let byStatus = Dictionary(answered.map { ($0.status, 1) }, uniquingKeysWith: +)
+            let longest = answered.map(\.seconds).max() ?? 0
+            print("\(start)s: \(byStatus), longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            #expect(answered.count >= 6)
+            #expect(byStatus[200, default: 0] >= 1, "streams took sessions B held")
+            #expect(Set(byStatus.keys).isSubset(of: [200, 404, 503]), "\(byStatus)")
+            #expect(longest >= 0.2, "the store was slow: the longest stream took \(longest) s")
+            #expect(statuses == [200: 10])
+            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind \(start)s waiting on the store")
+        }
+    }
+
+    @Test func aStreamOrASocketForASessionHeldElsewhereStartsOnceTakenHere() throws {
+        try withCluster(2, configure: { Self.configure(&$0) }) { cluster in
+            let a = try cluster[0].connect(timeout: 10)
+            let b = try cluster[1].connect(timeout: 10)
+            let streamed = try SteppedSession(on: b), socketed = try SteppedSession(on: b)
+            let lines = #"{"offset":[0,97],"seq":1}"# + "\n" + #"{"offset":[0,194],"seq":2}"# + "\n"
+            let stream = try a.send("POST", "/v1/sessions/\(streamed.id)/viewport", body: Array(lines.utf8), contentType: "application/x-ndjson")
+            #expect(stream.status == 200)
+            #expect(stream.lines.map { $0["seq"] as? Int } == [1, 2], "\(stream.text)")
+            // The stream's start took the session here: B's copy moved.
+            #expect(try a.get("/v1/sessions/\(streamed.id)").json["seq"] as? Int == 2)
+
+            let ws = try WebSocketTestClient.connect(port: cluster[0].port, path: "/v1/sessions/\(socketed.id)/socket")
+            #expect(ws.isOpen)
+            try ws.send(text: #"{"offset":[0,97],"seq":1}"#)
+            let plan = try JSONSerialization.jsonObject(with: Data(try ws.readMessage().payload)) as? [String: Any]
+            #expect(plan?["seq"] as? Int == 1)
+
+            // Unknown sessions: 404 from the start, as without a store.
+            let unknown = try a.send("POST", "/v1/sessions/\(Self.unknownID(1))/viewport", body: Array(lines.utf8), contentType: "application/x-ndjson")
+            #expect(unknown.status == 404)
+            #expect(try WebSocketTestClient.connect(port: cluster[0].port, path: "/v1/sessions/\(Self.unknownID(2))/socket").handshake.status == 404)
         }
     }
 

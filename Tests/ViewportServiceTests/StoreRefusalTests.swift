@@ -97,10 +97,12 @@ struct StoreRefusalTests {
         let (id, opened) = try client.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
         var model = ClientModel(items: items, viewport: [375, 667])
         model.open(opened.object("plan"))
+        var details: Set<String> = []
         func step() throws -> Int {
             let y = Double(model.seq + 1) * 97
             let reply = try client.update(id, #"{"offset":[0,\#(number(y))],"seq":\#(model.seq + 1)}"#)
             if reply.status == 200 { model.apply(reply.json, offset: [0, y]) }
+            if reply.status == 503 { details.insert(reply.json["detail"] as? String ?? reply.text) }
             return reply.status
         }
         #expect(try step() == 200)
@@ -118,6 +120,9 @@ struct StoreRefusalTests {
             usleep(40_000)
         }
         #expect(refused > 0, "changes the store refuses are answered without end")
+        // The 503 says why: changes unwritten for too long, and the store refusing the write.
+        #expect(details.contains { $0.contains("changes answered from memory have not been written to the shared store for too long") && $0.contains("refused the write") }, "\(details)")
+        #expect(details.allSatisfy { !$0.contains("view handles must be reserved") }, "\(details)")
         // flushInterval + timeout = 0.35 s after the first unwritten change, plus a writer round.
         #expect(lastAnswered < 0.8, "answered \(lastAnswered) s after writes began to be refused")
         // Renewals and heartbeats get through, writes do not: not ready (an audit saw 200).

@@ -47,8 +47,16 @@ struct HandlerRequest {
             query: question.map { String(target[target.index(after: $0)...]) },
             headers: fields, contentLength: contentLength)
         let bytes = body ?? []
+        let response = try answer(handler.begin(head), head: head, bytes: bytes, what: "\(method) \(target)")
+        return Reply(status: response.status, headers: response.headers, body: method == "HEAD" ? [] : Self.bytes(of: response.body))
+    }
+
+    private func answer(_ action: HTTPRequestAction, head: HTTPRequestHead, bytes: [UInt8], what: String) throws -> HTTPResponse {
         let response: HTTPResponse
-        switch handler.begin(head) {
+        switch action {
+        case .prepare(let work):
+            // The prelude runs on the calling thread here (the HTTP layer runs it on its pool).
+            response = try answer(work(), head: head, bytes: bytes, what: what)
         case .respond(let answer):
             response = answer
         case .collect(let maxBytes, let onBody):
@@ -65,9 +73,9 @@ struct HandlerRequest {
                 response = sink.finish(truncated: false)
             }
         case .webSocket:
-            throw HandlerRequestError.needsSocket("\(method) \(target) upgrades to a WebSocket")
+            throw HandlerRequestError.needsSocket("\(what) upgrades to a WebSocket")
         }
-        return Reply(status: response.status, headers: response.headers, body: method == "HEAD" ? [] : Self.bytes(of: response.body))
+        return response
     }
 
     private static func bytes(of body: HTTPResponseBody) -> [UInt8] {

@@ -224,7 +224,7 @@ struct Setting: Sendable {
         },
 .int(
             "store.requestThreads", \.store.requestThreads,
-            "threads that answer requests needing a round trip to the store (a session not held here, a lease to renew first, opening, deleting, layouts), so that no HTTP worker waits on the store; 1…256"
+            "threads that answer requests needing a round trip to the store (a session not held here, a lease to renew first, opening, deleting, layouts, the start of a stream or a WebSocket), so that no HTTP worker waits on the store; 1…256"
         ) { threads, _ in
             (1...256).contains(threads) ? nil : "\(threads) must be from 1 to 256"
         },

@@ -54,11 +54,19 @@ final class APIHandler: HTTPHandler {
     func begin(_ head: HTTPRequestHead) -> HTTPRequestAction {
         let started = Monotonic.nanoseconds()
         let route = Route(path: head.path)
-        if let route, needsStore(head, route: route) {
-            // The body (if any) is collected on the worker, which waits for nothing; the rest
-            // (the head's checks included: a 404 may need the store) runs on a store thread.
-            return .deferrable(maxBytes: maxBodyBytes) { body in
-                .deferred { self.answerWithStore(head, route: route, body: body, started: started) }
+        if let route, let work = storeWork(head, route: route) {
+            switch work {
+            case .answer:
+                // The body (if any) is collected on the worker, which waits for nothing; the rest
+                // (the head's checks included: a 404 may need the store) runs on a store thread.
+                return .deferrable(maxBytes: maxBodyBytes) { body in
+                    .deferred { self.answerWithStore(head, route: route, body: body, started: started) }
+                }
+            case .prelude:
+                // The head's checks (and a stream's taking its session here) run on a store
+                // thread before the body; a stream's lines are then answered from memory on the
+                // worker, a WebSocket's messages on its own thread.
+                return .prepare { self.prepare(head, route: route, started: started) }
             }
         }
         let answer: RouteAnswer
@@ -96,23 +104,36 @@ final class APIHandler: HTTPHandler {
 
     // MARK: Requests that need the store
 
+    /// What of a request runs on a store thread (``storeWork(_:route:)``).
+    private enum StoreWork {
+        /// The whole answer, after the body.
+        case answer
+        /// The head's checks before the body, and for an NDJSON stream taking its session here:
+        /// streams and WebSockets answer their lines and messages where they arrive.
+        case prelude
+    }
+
     /// Whether a request's head checks may need a round trip to the shared store (a session not
     /// held here, a layout), or its action has no body to wait for (DELETE), judged without
-    /// waiting for anything. NDJSON streams and WebSockets stay on the worker (their lines and
-    /// messages are answered where they arrive), and so does a request with a body too large
-    /// (answered 404 or 413 at once, as without a store). Requests with a body whose checks need
-    /// no store are sent to a store thread after the body (``recording(_:head:pattern:started:)``).
-    private func needsStore(_ head: HTTPRequestHead, route: Route) -> Bool {
-        guard defersStoreWork, head.contentLength.map({ $0 <= maxBodyBytes }) ?? true, isAuthorized(head, route: route) else { return false }
+    /// waiting for anything. An NDJSON stream of updates, or a WebSocket, for a session not
+    /// answered from memory has its start run on a store thread (``prepare(_:route:started:)``);
+    /// then a stream's lines are answered on the worker, from memory, and a WebSocket's messages
+    /// on its own thread (a store call there holds only that socket). A request with a body too large stays on the worker (answered 404 or 413 at once, as
+    /// without a store). Requests with a body whose checks need no store are sent to a store
+    /// thread after the body (``recording(_:head:pattern:started:)``).
+    private func storeWork(_ head: HTTPRequestHead, route: Route) -> StoreWork? {
+        guard defersStoreWork, head.contentLength.map({ $0 <= maxBodyBytes }) ?? true, isAuthorized(head, route: route) else { return nil }
         switch route.pattern.subject {
         case .layout:
-            return true
+            return .answer
         case .session:
-            if route.pattern == .sessionSocket { return false }
-            if route.pattern == .sessionViewport && MediaType(contentType: head.header("Content-Type")) == .ndjson { return false }
-            return head.method == "DELETE" || !sessions.answersFromMemory(route.id, hint: nil)
+            let streams = route.pattern == .sessionViewport && head.method == "POST" && MediaType(contentType: head.header("Content-Type")) == .ndjson
+            if streams || route.pattern == .sessionSocket {
+                return sessions.answersFromMemory(route.id, hint: nil) ? nil : .prelude
+            }
+            return head.method == "DELETE" || !sessions.answersFromMemory(route.id, hint: nil) ? .answer : nil
         case .none:
-            return false
+            return nil
         }
     }
 
@@ -125,7 +146,7 @@ final class APIHandler: HTTPHandler {
             case .response(let answered): response = answered
             case .collect(let request, let action): response = try action(request, body)
             case .stream, .webSocket:
-                // Not sent here (``needsStore(_:route:)``).
+                // Not sent here (``storeWork(_:route:)``).
                 response = Problem(status: 500, detail: "\(head.method) \(head.path) cannot be answered off the HTTP workers").response
             }
         } catch {
@@ -133,6 +154,20 @@ final class APIHandler: HTTPHandler {
         }
         record(status: response.status, head: head, route: route.pattern.template, started: started)
         return response
+    }
+
+    /// The start of an NDJSON stream or a WebSocket, on a store thread: the head's checks, then
+    /// for a stream the session taken here (or renewed, or written) before any line is read. A
+    /// session that cannot be held answers its problem (404, 503) instead of a stream.
+    private func prepare(_ head: HTTPRequestHead, route: Route, started: Int64) -> HTTPRequestAction {
+        var answer: RouteAnswer
+        do {
+            answer = try self.answer(head, route: route)
+            if case .stream(let sink) = answer { try sink.holdSession() }
+        } catch {
+            answer = .response(error.response)
+        }
+        return recording(answer, head: head, pattern: route.pattern, started: started)
     }
 
     func deferredWorkRefused(_ head: HTTPRequestHead) -> HTTPResponse {

@@ -55,6 +55,13 @@ final class UpdateStreamSink: HTTPLiveBodySink {
         self.maxHeldBytes = 2 * maxBodyBytes
     }
 
+    /// Before the stream starts (on a thread that may wait for the store, not the connection's
+    /// worker): takes the session here, so that its lines are answered from memory. Its problem
+    /// (404, 503) answers the request instead of a stream.
+    func holdSession() throws(Problem) {
+        try service.hold(sessionID, hint: &hint)
+    }
+
     func consume(_ chunk: UnsafeRawBufferPointer) {
         guard !stopped, let base = chunk.baseAddress else { return }
         var start = 0

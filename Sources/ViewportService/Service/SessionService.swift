@@ -147,6 +147,15 @@ final class SessionService<Sessions: SessionRepository>: Sendable {
         }
     }
 
+    /// Makes sure the session is held here with a lease that holds (taking it from the store or
+    /// another instance, renewing the lease or writing the session first if it must), changing
+    /// nothing: the store work a stream's first line would do, done before the stream starts.
+    /// `hint` becomes the session's handle here.
+    func hold(_ sessionID: String, hint: inout SessionHandle?) throws(Problem) {
+        let (_, handle) = try sessions.withSession(sessionID, hint: hint) { (_) throws(Problem) in SessionChange(result: (), changed: false) }
+        hint = handle
+    }
+
     // MARK: Layout changes
 
     /// Moves a session to another layout (PUT) and answers the plan.

@@ -282,7 +282,10 @@ final class SharedSessionStore: SessionRepository {
             case .unwrittenTooLong: why = "changes answered from memory have not been written to the shared store for too long"
             case .restore: why = "the shared store lost the session, which must be written back"
             }
-            throw Problem.unavailable("session \(handle.id): \(why), which does not answer; retry shortly")
+            let store = outcome == .failed
+                ? "the shared store did not answer the write"
+                : "the shared store refused the write or cannot be reached (\(self.store.health.lastReason))"
+            throw Problem.unavailable("session \(handle.id): \(why); \(store); retry shortly")
         }
     }
 

@@ -117,6 +117,9 @@ final class StoreHealth: Sendable {
         self.reason.withLock { $0 = reason }
     }
 
+    /// The last failure's reason (the operation and the error), for a problem's detail.
+    var lastReason: String { reason.withLock { $0 } }
+
     /// Logs the state if it changed since the last line (down as a warning with the last
     /// failure's reason, back as a notice), at most once per `logInterval`.
     func logIfChanged() {

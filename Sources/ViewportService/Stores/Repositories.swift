@@ -46,7 +46,8 @@ struct Repositories: Sendable {
         let lease = ServiceConfiguration.seconds(settings.leaseTimeout)
         let pool = RedisPool(
             endpoint: endpoint, connectTimeout: timeout, commandTimeout: timeout,
-            capacity: configuration.http.threads + configuration.store.requestThreads + 4, retryInterval: min(0.25, timeout, ServiceConfiguration.seconds(settings.flushInterval)))
+            capacity: configuration.http.threads + configuration.store.requestThreads + 4, retryInterval: min(0.25, timeout, ServiceConfiguration.seconds(settings.flushInterval)),
+            reconnectsInBackground: true)
         let store = RedisStateStore(
             pool: pool, keys: StoreKeys(prefix: settings.keyPrefix), instance: instanceID(),
             leaseMilliseconds: Int64(lease * 1000), sessionMilliseconds: Int64((idle + lease) * 1000),
