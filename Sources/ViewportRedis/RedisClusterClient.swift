@@ -289,7 +289,13 @@ public final class RedisClusterClient: RedisClient {
         }
         if message.contains("cluster support disabled") { return RedisSlotMap(everySlotOn: node, standalone: true) }
         let shards = try pool.send(RedisCommand("CLUSTER", "SHARDS"))
-        if case .error = shards { throw .server("CLUSTER SLOTS on \(node): \(message)") }
+        if case .error = shards {
+            // A user whose ACL does not allow `CLUSTER` (written for one server) on the one seed
+            // given: served as one server. On a cluster its commands then fail redirected
+            // (`MOVED`): a cluster's user needs `+cluster|slots`.
+            if message.hasPrefix("NOPERM"), seeds.count == 1 { return RedisSlotMap(everySlotOn: node, standalone: true) }
+            throw .server("\(message) (CLUSTER SLOTS on \(node))")
+        }
         let map = try RedisSlotMap.parse(shards: shards, queried: node)
         guard !map.nodes.isEmpty else { throw .unavailable("CLUSTERDOWN: the cluster at \(node) serves no slots yet") }
         return map

@@ -155,17 +155,20 @@ final class RedisStateStore: Sendable {
     func sessionExists(_ id: String) throws(StoreFailure) -> Bool {
         let replies = try timed("exists") { () throws(RedisError) in
             try pool.pipeline([
-                RedisCommand("HEXISTS", keys.session(id), "snap"), RedisCommand("EXISTS", keys.prefix + "beat"),
-                RedisCommand("PTTL", keys.prefix + "grace"),
+                RedisCommand("HEXISTS", keys.session(id), "snap"), RedisCommand("EXISTS", keys.beat(of: id)),
+                RedisCommand("PTTL", keys.grace(of: id)),
             ])
         }
         guard replies.count == 3 else { throw StoreFailure(operation: "exists", error: .unexpected("\(replies)")) }
         return replies[0].integer == 1 || replies[1].integer == 0 || (replies[2].integer ?? -2) > 0
     }
 
-    /// Whether a heartbeat of this instance reached the store: one that finds no `beat` after
-    /// that knows the store lost its keys.
-    private let heardBefore = Atomic<Bool>(false)
+    /// Per cell, whether a heartbeat of this instance reached it: one that finds no `beat` after
+    /// that knows the store lost the cell's keys.
+    private let heardBefore = Mutex<[Bool]>(Array(repeating: false, count: StoreKeys.cellCount))
+    /// When the last heartbeat of every cell was sent that got its answers (monotonic ns; 0:
+    /// none yet).
+    private let cellsBeatAt = Atomic<Int64>(0)
 
     enum Acquisition: Equatable {
         /// No such session in the store.
@@ -189,11 +192,8 @@ final class RedisStateStore: Sendable {
     func acquire(_ id: String, replyKey: String) throws(StoreFailure) -> Acquisition {
         let reply = try timed("acquire") { () throws(RedisError) in
             try pool.send(.evalsha(
-                StoreScripts.acquire, keys: [keys.session(id), keys.lease(id)],
-                arguments: [
-                    instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds, outageGapMilliseconds,
-                    comebackMilliseconds,
-                ]))
+                StoreScripts.acquire, keys: [keys.session(id), keys.lease(id), keys.beat(of: id), keys.grace(of: id), keys.seen(of: id)],
+                arguments: [instance, leaseMilliseconds, handleBlock, outageGapMilliseconds, comebackMilliseconds]))
         }
         guard let fields = reply.array, let kind = fields.first?.text else {
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -202,7 +202,16 @@ final class RedisStateStore: Sendable {
         case "missing":
             return .missing
         case "wait" where fields.count == 3:
-            return .owned(by: fields[1].text ?? "?", leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
+            let owner = fields[1].text ?? "?"
+            // The request, in the owner's inbox (a key of its own slot: not in the script).
+            let inbox = keys.inbox(owner)
+            let pushed = try timed("acquire") { () throws(RedisError) in
+                try pool.pipeline([RedisCommand("RPUSH", inbox, id + " " + replyKey), RedisCommand("PEXPIRE", inbox, 2 * leaseMilliseconds)])
+            }
+            if let message = pushed.lazy.compactMap(\.errorMessage).first {
+                throw StoreFailure(operation: "acquire", error: .server(message))
+            }
+            return .owned(by: owner, leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
         case "outage" where fields.count == 2:
             return .outage(millisecondsLeft: fields[1].integer ?? leaseMilliseconds)
         case "acquired" where fields.count == 6:
@@ -265,34 +274,48 @@ final class RedisStateStore: Sendable {
         round(renewals: renewals, operation: "renew").renewals
     }
 
-    /// One round trip of the writer: the heartbeat (``heartbeat()``), the writes and the
-    /// renewals, and the expiry of every layout they name, once per layout. A pipeline that sets
-    /// leases also sets this instance's heartbeat key before them, with the lease as TTL: a lease
-    /// never outlives its owner's heartbeat by more than the pipeline's own microseconds (a lease
-    /// without one is a dead owner's: ``StoreScripts/acquire``). A layout the store no longer has
-    /// makes the outcome of the writes and renewals naming it ``Outcome/layoutMissing``.
+    /// One round trip of the writer: the heartbeat (``heartbeatCommands(allCells:)``: every
+    /// cell's when an eighth of a lease went by since the last that got through), the writes
+    /// (one script call per cell) and the renewals, and the expiry of every layout they name,
+    /// once per layout. A layout the store no longer has makes the outcome of the writes and
+    /// renewals naming it ``Outcome/layoutMissing``.
     func round(heartbeat: Bool = false, writes: [Write] = [], renewals: [Renewal] = [], operation: String = "write")
         -> (writes: [Outcome], renewals: [Outcome])
     {
         guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], []) }
         var commands: [RedisCommand] = []
+        var cellBeats = false
+        let sentAt = Monotonic.nanoseconds()
         if heartbeat {
-            commands.append(heartbeatCommand())
+            let last = cellsBeatAt.load(ordering: .relaxed)
+            cellBeats = last == 0 || sentAt - last >= leaseMilliseconds * 1_000_000 / 8
+            commands += heartbeatCommands(allCells: cellBeats)
         } else if !renewals.isEmpty || writes.contains(where: { !$0.release }) {
             commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
         }
-        // The writes in one script call (``StoreScripts/write``).
-        let writeCall = writes.isEmpty ? nil : commands.count
-        if !writes.isEmpty {
+        let heartbeatCount = heartbeat ? commands.count : 0
+        // The writes, one script call per cell (``StoreScripts/write``): (command, indices of
+        // its writes).
+        var writeCalls: [(command: Int, writes: [Int])] = []
+        var byCell: [String: [Int]] = [:]
+        var cellOrder: [String] = []
+        for (index, w) in writes.enumerated() {
+            let cell = StoreKeys.cell(of: w.session)
+            if byCell[cell] == nil { cellOrder.append(cell) }
+            byCell[cell, default: []].append(index)
+        }
+        for cell in cellOrder {
+            let members = byCell[cell] ?? []
             var keyList: [any RedisArgument] = []
             var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds]
-            for w in writes {
-                keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none")]
+            for w in members.map({ writes[$0] }) {
+                keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none", session: w.session)]
                 arguments += [
                     w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, w.ticket.renews ? "1" : "0",
                     w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
                 ]
             }
+            writeCalls.append((commands.count, members))
             commands.append(.evalsha(StoreScripts.write, keys: keyList, arguments: arguments))
         }
         let firstRenewal = commands.count
@@ -308,7 +331,6 @@ final class RedisStateStore: Sendable {
         let firstLayout = commands.count
         commands += layoutIDs.map { RedisCommand("PEXPIRE", keys.layout($0), layoutMilliseconds) }
 
-        let sentAt = Monotonic.nanoseconds()
         if heartbeat { health.heartbeatSent(at: sentAt) }
         var replies: [RedisReply]
         do throws(StoreFailure) {
@@ -323,7 +345,7 @@ final class RedisStateStore: Sendable {
         if heartbeat {
             let answered = replies[0].errorMessage == nil
             health.heartbeatEnded(sentAt: sentAt, answered: answered)
-            if answered { heardBefore.store(true, ordering: .relaxed) }
+            if cellBeats { noteCellBeats(Array(replies[1..<heartbeatCount]), sentAt: sentAt) }
         }
         var missing = Set<String>()
         for (offset, id) in layoutIDs.enumerated() where replies[firstLayout + offset].integer == 0 { missing.insert(id) }
@@ -339,19 +361,15 @@ final class RedisStateStore: Sendable {
                 return .failed
             }
         }
-        let writeOutcomes: [Outcome]
-        if let writeCall {
-            let reply = replies[writeCall]
-            if let answers = reply.array, answers.count == writes.count {
-                writeOutcomes = zip(answers, writes).map { outcome($0, layouts: $1.layouts) }
-            } else if writes.count == 1 {
-                writeOutcomes = [outcome(reply, layouts: writes[0].layouts)]
-            } else {
-                // The call stopped midway: the writes before it ran.
-                writeOutcomes = Array(repeating: .failed, count: writes.count)
+        var writeOutcomes = Array(repeating: Outcome.failed, count: writes.count)
+        for call in writeCalls {
+            let reply = replies[call.command]
+            if let answers = reply.array, answers.count == call.writes.count {
+                for (answer, index) in zip(answers, call.writes) { writeOutcomes[index] = outcome(answer, layouts: writes[index].layouts) }
+            } else if call.writes.count == 1 {
+                writeOutcomes[call.writes[0]] = outcome(reply, layouts: writes[call.writes[0]].layouts)
             }
-        } else {
-            writeOutcomes = []
+            // Else the call stopped midway (the writes before it ran): failed.
         }
         return (
             writeOutcomes,
@@ -389,7 +407,7 @@ final class RedisStateStore: Sendable {
         guard !sessions.isEmpty else { return [] }
         let commands = sessions.map { r in
             RedisCommand.evalsha(
-                StoreScripts.reclaim, keys: [keys.session(r.session), keys.lease(r.session), keys.instance(instance)],
+                StoreScripts.reclaim, keys: [keys.session(r.session), keys.lease(r.session)],
                 arguments: [instance, r.epoch, leaseMilliseconds])
         }
         do {
@@ -418,21 +436,47 @@ final class RedisStateStore: Sendable {
         health.heartbeatSent(at: sentAt)
         var answered = false
         defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
-        let reply = try timed("heartbeat") { () throws(RedisError) in try pool.send(heartbeatCommand()) }
-        if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
+        let replies = try timed("heartbeat") { () throws(RedisError) in try pool.pipeline(heartbeatCommands(allCells: true)) }
+        noteCellBeats(Array(replies.dropFirst()), sentAt: sentAt)
+        if let message = replies.lazy.compactMap(\.errorMessage).first { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
         answered = true
-        heardBefore.store(true, ordering: .relaxed)
     }
 
-    private func heartbeatCommand() -> RedisCommand {
-        .evalsha(
-            StoreScripts.heartbeat, keys: [keys.instance(instance)],
-            arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"])
+    /// This instance's heartbeat key (`instance:<id>`, alive for another lease: what a suspect
+    /// owner is checked by, ``heardFrom(_:)``), then, with `allCells`, its heartbeat in every
+    /// cell (``StoreScripts/heartbeat``).
+    private func heartbeatCommands(allCells: Bool) -> [RedisCommand] {
+        var commands = [RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds)]
+        guard allCells else { return commands }
+        let heard = heardBefore.withLock { $0 }
+        for index in 0..<StoreKeys.cellCount {
+            let cell = StoreKeys.cell(index)
+            commands.append(.evalsha(
+                StoreScripts.heartbeat, keys: [keys.beat(cell: cell), keys.grace(cell: cell), keys.seen(cell: cell)],
+                arguments: [leaseMilliseconds, outageGapMilliseconds, heard[index] ? "1" : "0", instance]))
+        }
+        return commands
     }
 
-    /// This instance is gone (after its sessions were released).
+    /// The replies of every cell's heartbeat, in cell order: the cells it reached were heard
+    /// from; when it reached all, the next is due an eighth of a lease after `sentAt`.
+    private func noteCellBeats(_ replies: [RedisReply], sentAt: Int64) {
+        guard replies.count == StoreKeys.cellCount else { return }
+        let reachedAll = heardBefore.withLock { heard in
+            var all = true
+            for (index, reply) in replies.enumerated() {
+                if reply.text == "ok" { heard[index] = true } else { all = false }
+            }
+            return all
+        }
+        if reachedAll { cellsBeatAt.store(sentAt, ordering: .relaxed) }
+    }
+
+    /// This instance is gone (after its sessions were released): its heartbeat key, and its
+    /// heartbeat in every cell (during a grace it is no longer waited for).
     func endHeartbeat() {
-        _ = try? timed("heartbeat") { () throws(RedisError) in try pool.send(RedisCommand("DEL", keys.instance(instance))) }
+        let cells = (0..<StoreKeys.cellCount).map { RedisCommand("HDEL", keys.seen(cell: StoreKeys.cell($0)), instance) }
+        _ = try? timed("heartbeat") { () throws(RedisError) in try pool.pipeline([RedisCommand("DEL", keys.instance(instance))] + cells) }
     }
 
     /// Waits up to `timeout` seconds (on a connection it holds meanwhile) for the next handover

@@ -1,0 +1,217 @@
+import Foundation
+import Testing
+import ViewportRedis
+@testable import ViewportService
+import ViewportTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Real viewportd processes on a real Redis Cluster (3 primaries, 3 replicas, on loopback):
+/// sessions spread over every shard move between instances; a session's slot moved (through
+/// `ASK`, then `MOVED`) keeps it; a resharding under load and a primary killed under load lose
+/// nothing answered 200.
+@Suite(.serialized, .tags(.live))
+struct StoreClusterTests {
+    static let keys = StoreKeys(prefix: "viewportd:")
+
+    static func environment(_ cluster: RedisTestCluster) -> [String: String] {
+        // Every primary as a seed (any one would do).
+        let seeds = cluster.primaryPorts().map { "127.0.0.1:\($0)" }.joined(separator: ",")
+        return [
+            "STORE_URL": "redis://" + seeds, "STORE_FLUSH_INTERVAL": "0.05", "STORE_LEASE_TIMEOUT": "1", "STORE_TIMEOUT": "0.2",
+            "HTTP_DRAIN_TIMEOUT": "5", "HTTP_CONNECTION_TIMEOUT": "10",
+        ]
+    }
+
+    /// How many of viewportd's session records each primary holds.
+    static func sessionsPerPrimary(_ cluster: RedisTestCluster) throws -> [Int: Int] {
+        var counts: [Int: Int] = [:]
+        for port in cluster.primaryPorts() {
+            counts[port] = try cluster.cli(port, ["--scan", "--pattern", "viewportd:session:*"]).split(separator: "\n").count
+        }
+        return counts
+    }
+
+    /// Drives every session on threads until `until`, half of them starting on each instance.
+    static func drive(_ sessions: [(String, ClientModel)], ports: [Int], until: Date, allowResync: Bool) -> [ProcessClusterTests.Outcome] {
+        let outcomes = Locked<[ProcessClusterTests.Outcome]>([])
+        let finished = onThreads(sessions.count, timeout: 90) { k in
+            let (id, model) = sessions[k]
+            let order = k % 2 == 0 ? ports : ports.reversed()
+            let outcome = ProcessClusterTests.drive(session: id, model: model, ports: order, until: until, allowResync: allowResync)
+            outcomes.withLock { $0.append(outcome) }
+        }
+        #expect(finished)
+        return outcomes.get
+    }
+
+    static func summary(_ name: String, _ all: [ProcessClusterTests.Outcome]) -> String {
+        let applied = all.map(\.applied).reduce(0, +)
+        return "\(name): \(applied) updates answered 200, \(all.map(\.unavailable).reduce(0, +)) 503s from the store, \(all.map(\.conflicts).reduce(0, +)) conflicts (\(all.map(\.resyncs).reduce(0, +)) resyncs), \(all.flatMap(\.errors).count) errors"
+    }
+
+    @Test func sessionsOnEveryShardMoveBetweenInstances() throws {
+        let cluster = try RedisTestCluster()
+        defer { cluster.stop() }
+        let a = try ViewportdProcess(environment: Self.environment(cluster))
+        let b = try ViewportdProcess(environment: Self.environment(cluster))
+        defer {
+            a.process.stop()
+            b.process.stop()
+        }
+        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+        let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
+        let counts = try Self.sessionsPerPrimary(cluster)
+        #expect(counts.count == 3 && counts.values.allSatisfy { $0 > 0 }, "sessions on every primary: \(counts)")
+        // Every other session's first update reaches the other instance: a handover per session.
+        let all = Self.drive(sessions, ports: [b.port, a.port], until: Date().addingTimeInterval(3), allowResync: false)
+        print(Self.summary("on a cluster", all))
+        #expect(all.count == sessions.count)
+        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+        #expect(all.map(\.conflicts).reduce(0, +) == 0)
+        #expect(all.map(\.unavailable).reduce(0, +) == 0, "\(all.flatMap(\.unavailableDetails).prefix(3))")
+        #expect(all.allSatisfy { $0.applied > 5 })
+        // Any instance answers every session's state.
+        let other = try a.connect()
+        for (id, _) in sessions { #expect(try other.get("/v1/sessions/\(id)").status == 200) }
+    }
+
+    /// Moves `slot` from its primary to `target` the way `redis-cli --cluster reshard` does
+    /// (importing, migrating, every key, then the new owner), calling `between(stage)` after
+    /// each step: "migrating" (no key moved yet), "moved" (every key on the target: the source
+    /// answers `ASK`), "owned" (the target owns the slot: `MOVED`).
+    static func moveSlot(_ slot: Int, in cluster: RedisTestCluster, to target: Int, between: (String) throws -> Void) throws {
+        let seed = cluster.primaryPorts()[0]
+        guard let source = try cluster.owner(ofSlot: slot, asking: seed), source != target else { return }
+        let sourceID = try cluster.nodeID(source), targetID = try cluster.nodeID(target)
+        #expect(try cluster.cli(target, ["CLUSTER", "SETSLOT", String(slot), "IMPORTING", sourceID]) == "OK")
+        #expect(try cluster.cli(source, ["CLUSTER", "SETSLOT", String(slot), "MIGRATING", targetID]) == "OK")
+        try between("migrating")
+        // Twice: a heartbeat may have made a key meanwhile (a new key of a migrating slot goes to
+        // the importing node by ASK, an existing one stays until moved).
+        for _ in 0..<2 {
+            let keys = try cluster.cli(source, ["CLUSTER", "GETKEYSINSLOT", String(slot), "1000"]).split(separator: "\n").map(String.init)
+            if !keys.isEmpty {
+                let migrated = try cluster.cli(source, ["MIGRATE", "127.0.0.1", String(target), "", "0", "5000", "KEYS"] + keys)
+                #expect(migrated == "OK" || migrated == "NOKEY", "MIGRATE: \(migrated)")
+            }
+        }
+        try between("moved")
+        for port in cluster.primaryPorts() { _ = try cluster.cli(port, ["CLUSTER", "SETSLOT", String(slot), "NODE", targetID]) }
+        try between("owned")
+    }
+
+    @Test func aSessionCreatedBeforeItsSlotMovedIsReadAfter() throws {
+        let cluster = try RedisTestCluster()
+        defer { cluster.stop() }
+        let a = try ViewportdProcess(environment: Self.environment(cluster))
+        let b = try ViewportdProcess(environment: Self.environment(cluster))
+        defer {
+            a.process.stop()
+            b.process.stop()
+        }
+        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+        let (id, initial) = try ProcessClusterTests.openSessions(1, on: a, items: items)[0]
+        var model = initial
+        let slot = RedisHashSlot.of(Self.keys.session(id))
+        let primaries = cluster.primaryPorts()
+        let source = try #require(try cluster.owner(ofSlot: slot, asking: primaries[0]))
+        let target = try #require(primaries.first { $0 != source })
+        let clients = [try a.connect(), try b.connect()]
+        var turn = 0
+        try Self.moveSlot(slot, in: cluster, to: target) { stage in
+            // Updated on each instance in turn (a handover each time), then read on both.
+            for _ in 0..<3 {
+                turn += 1
+                let y = Double(turn * 211)
+                let reply = try clients[turn % 2].update(id, #"{"offset":[0,\#(number(y))],"seq":\#(model.seq + 1)}"#)
+                #expect(reply.status == 200, "\(stage), update \(turn): \(reply.text)")
+                guard reply.status == 200 else { return }
+                model.apply(reply.json, offset: [0, y])
+            }
+            for client in clients { model.check(state: try client.state(id)) }
+        }
+        #expect(try cluster.owner(ofSlot: slot, asking: primaries[0]) == target)
+        #expect(try cluster.cli(target, ["EXISTS", Self.keys.session(id)]) == "1", "the record moved with its slot")
+        #expect(turn == 9)
+    }
+
+    @Test func sessionsKeepWorkingWhileSlotsAreReshardedUnderLoad() throws {
+        let cluster = try RedisTestCluster()
+        defer { cluster.stop() }
+        let a = try ViewportdProcess(environment: Self.environment(cluster))
+        let b = try ViewportdProcess(environment: Self.environment(cluster))
+        defer {
+            a.process.stop()
+            b.process.stop()
+        }
+        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+        let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
+        let primaries = cluster.primaryPorts()
+        let from = try cluster.nodeID(primaries[0]), to = try cluster.nodeID(primaries[1])
+        let reshard = Locked<String>("")
+        let resharder = Thread {
+            usleep(500_000)
+            // A third of the slots, and so of the cells and sessions, from one primary to another.
+            let child = try? ChildProcess(
+                "redis-cli",
+                ["--cluster", "reshard", "127.0.0.1:\(primaries[0])", "--cluster-from", from, "--cluster-to", to, "--cluster-slots", "3000",
+                 "--cluster-yes"])
+            let code = child?.waitForExit(timeout: 60)
+            reshard.withLock { $0 = "exit \(code.map(String.init) ?? "none")" }
+        }
+        let started = Date()
+        resharder.start()
+        let all = Self.drive(sessions, ports: [a.port, b.port], until: started.addingTimeInterval(6), allowResync: false)
+        #expect(eventually(within: 60) { !reshard.get.isEmpty })
+        print(Self.summary("resharding 3000 slots under load (\(reshard.get))", all))
+        #expect(reshard.get == "exit 0")
+        #expect(cluster.waitUntilOK(timeout: 10))
+        let counts = try Self.sessionsPerPrimary(cluster)
+        print("sessions per primary after the resharding: \(counts)")
+        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+        #expect(all.map(\.conflicts).reduce(0, +) == 0)
+        // Through ASK and MOVED: no 503 (a script whose keys a migration splits for longer than
+        // the client's TRYAGAIN retries would answer one).
+        #expect(all.map(\.unavailable).reduce(0, +) == 0, "\(all.flatMap(\.unavailableDetails).prefix(3))")
+        #expect(all.allSatisfy { $0.applied > 5 })
+    }
+
+    @Test func aPrimaryKilledUnderLoadLosesNothingAnswered() throws {
+        let cluster = try RedisTestCluster()
+        defer { cluster.stop() }
+        let a = try ViewportdProcess(environment: Self.environment(cluster))
+        let b = try ViewportdProcess(environment: Self.environment(cluster))
+        defer {
+            a.process.stop()
+            b.process.stop()
+        }
+        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+        let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
+        let victim = cluster.primaryPorts()[0]
+        let onVictim = try sessions.filter { try cluster.owner(ofSlot: RedisHashSlot.of(Self.keys.session($0.0)), asking: victim) == victim }.count
+        let killedAt = Locked<Date?>(nil)
+        let killer = Thread {
+            usleep(1_000_000)
+            for node in cluster.nodes where node.port == victim { node.process.signal(SIGKILL) }
+            killedAt.withLock { $0 = Date() }
+        }
+        let started = Date()
+        killer.start()
+        let all = Self.drive(sessions, ports: [a.port, b.port], until: started.addingTimeInterval(8), allowResync: true)
+        let promoted = cluster.waitUntilOK(timeout: 20)
+        print(Self.summary("a primary (\(onVictim) of \(sessions.count) sessions) killed under load", all))
+        for detail in all.flatMap(\.unavailableDetails).prefix(6) { print("  store 503 at \(detail)") }
+        let failovers = all.compactMap(\.failover)
+        if let longest = failovers.max() { print("  longest time from a 503 to the next 200: \(String(format: "%.2f", longest)) s") }
+        #expect(killedAt.get != nil)
+        #expect(promoted, "the replica took over")
+        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+        // Every session goes on after the failover; one whose last writes the replica had not
+        // got yet resyncs (a 409 with `resync`, as after an instance's crash), and only then.
+        #expect(all.allSatisfy { $0.applied > 10 })
+        #expect(all.map(\.conflicts).reduce(0, +) <= onVictim)
+    }
+}
