@@ -12,7 +12,8 @@ import Glibc
 ///   `CLUSTER SLOTS`, at most every ``refreshInterval``), and the command sent there.
 /// - `ASK`: the slot is migrating; the command goes to the importing node once, after `ASKING`,
 ///   and the map stays as it is.
-/// - `TRYAGAIN`: a multi-key command while a migration splits its keys: sent again shortly.
+/// - `TRYAGAIN`: a multi-key command while a migration splits its keys: sent again every 10 ms,
+///   for up to a command timeout.
 /// - `CLUSTERDOWN`: thrown as ``RedisError/unavailable(_:)``, after a map refresh.
 ///
 /// A pipeline is split by node (one round trip per node, in the order the nodes first appear)
@@ -128,9 +129,16 @@ public final class RedisClusterClient: RedisClient {
         var pending = try Self.units(commands, standalone: map.isStandalone)
         var replies = [RedisReply](repeating: .null, count: commands.count)
         var lastRedirection = ""
-        for round in 0...Self.maxRedirections {
+        // `TRYAGAIN` (a migration splits a command's keys for a moment) is retried for up to a
+        // command timeout without counting as a redirection.
+        let tryAgainUntil = RedisPool.now() + Int64(commandTimeout * 1e9)
+        var redirections = 0
+        var round = 0
+        while redirections <= Self.maxRedirections {
             if pending.isEmpty { return replies }
             if round > 0 { map = (try? refresh()) ?? map }
+            round += 1
+            var onlyTryAgain = true
             // The units by node, in the order the nodes first appear.
             var order: [RedisSlotMap.Node] = []
             var byNode: [RedisSlotMap.Node: [Unit]] = [:]
@@ -183,6 +191,7 @@ public final class RedisClusterClient: RedisClient {
                 for var unit in units {
                     guard let redirection = unit.commands.lazy.compactMap({ RedisRedirection(replies[$0], from: node) }).first else { continue }
                     lastRedirection = "\(redirection)"
+                    if case .tryAgain = redirection {} else { onlyTryAgain = false }
                     switch redirection {
                     case .moved(let slot, let target):
                         map.assign(slot: slot, to: target)
@@ -199,6 +208,7 @@ public final class RedisClusterClient: RedisClient {
                     next.append(unit)
                 }
             }
+            if !(onlyTryAgain && RedisPool.now() < tryAgainUntil) { redirections += 1 }
             pending = next
         }
         if pending.isEmpty { return replies }

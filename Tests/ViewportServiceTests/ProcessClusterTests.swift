@@ -13,7 +13,7 @@ import Glibc
 struct ProcessClusterTests {
     static func environment(_ redis: RedisTestServer) -> [String: String] {
         [
-            "STORE_URL": redis.url, "STORE_FLUSH_INTERVAL": "0.05", "STORE_LEASE_TIMEOUT": "1", "STORE_TIMEOUT": "0.2",
+            "STORE_URL": TestCluster.externalStoreURL ?? redis.url, "STORE_FLUSH_INTERVAL": "0.05", "STORE_LEASE_TIMEOUT": "1", "STORE_TIMEOUT": "0.2",
             "HTTP_DRAIN_TIMEOUT": "5", "HTTP_CONNECTION_TIMEOUT": "10",
         ]
     }

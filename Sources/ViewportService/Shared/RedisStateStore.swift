@@ -264,6 +264,13 @@ final class RedisStateStore: Sendable {
     /// last renewal (its record's and its layouts' expiry move then), the layouts it names.
     typealias Renewal = (session: String, epoch: Int64, touched: Bool, layouts: [String])
 
+    /// Whether the store is known to be one server (not a cluster): a script may then touch keys
+    /// of several cells (a cluster runs a script on one slot only).
+    private var isOneServer: Bool {
+        if pool is RedisPool { return true }
+        return (pool as? RedisClusterClient)?.isCluster == false
+    }
+
     /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
     func write(_ writes: [Write], operation: String = "write") -> [Outcome] {
         round(writes: writes, operation: operation).writes
@@ -294,13 +301,14 @@ final class RedisStateStore: Sendable {
             commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
         }
         let heartbeatCount = heartbeat ? commands.count : 0
-        // The writes, one script call per cell (``StoreScripts/write``): (command, indices of
-        // its writes).
+        // The writes, one script call per cell on a cluster, one in all on one server
+        // (``StoreScripts/write``): (command, indices of its writes).
         var writeCalls: [(command: Int, writes: [Int])] = []
         var byCell: [String: [Int]] = [:]
         var cellOrder: [String] = []
+        let oneCall = isOneServer
         for (index, w) in writes.enumerated() {
-            let cell = StoreKeys.cell(of: w.session)
+            let cell = oneCall ? "" : StoreKeys.cell(of: w.session)
             if byCell[cell] == nil { cellOrder.append(cell) }
             byCell[cell, default: []].append(index)
         }
