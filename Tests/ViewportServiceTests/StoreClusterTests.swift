@@ -200,6 +200,9 @@ struct StoreClusterTests {
         }
         let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
         let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
+        // Every replica has had its first sync (a replica that never had one cannot take over:
+        // Redis takes its data as too old).
+        for port in cluster.primaryPorts() { #expect(try eventually(within: 20) { try cluster.cli(port, ["WAIT", "1", "1000"]) == "1" }) }
         let victim = cluster.primaryPorts()[0]
         let onVictim = try sessions.filter { try cluster.owner(ofSlot: RedisHashSlot.of(Self.keys.session($0.0)), asking: victim) == victim }.count
         let killedAt = Locked<Date?>(nil)
