@@ -25,6 +25,21 @@ struct StoreClusterTests {
         ]
     }
 
+    static let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
+
+    /// A 3 + 3 cluster and two viewportd processes on it for `body`, all stopped after.
+    static func withTwoInstances(_ body: (RedisTestCluster, ViewportdProcess, ViewportdProcess) throws -> Void) throws {
+        let cluster = try RedisTestCluster()
+        defer { cluster.stop() }
+        let a = try ViewportdProcess(environment: environment(cluster))
+        let b = try ViewportdProcess(environment: environment(cluster))
+        defer {
+            a.process.stop()
+            b.process.stop()
+        }
+        try body(cluster, a, b)
+    }
+
     /// How many of viewportd's session records each primary holds.
     static func sessionsPerPrimary(_ cluster: RedisTestCluster) throws -> [Int: Int] {
         var counts: [Int: Int] = [:]
@@ -53,29 +68,22 @@ struct StoreClusterTests {
     }
 
     @Test func sessionsOnEveryShardMoveBetweenInstances() throws {
-        let cluster = try RedisTestCluster()
-        defer { cluster.stop() }
-        let a = try ViewportdProcess(environment: Self.environment(cluster))
-        let b = try ViewportdProcess(environment: Self.environment(cluster))
-        defer {
-            a.process.stop()
-            b.process.stop()
+        try Self.withTwoInstances { cluster, a, b in
+            let sessions = try ProcessClusterTests.openSessions(24, on: a, items: Self.items)
+            let counts = try Self.sessionsPerPrimary(cluster)
+            #expect(counts.count == 3 && counts.values.allSatisfy { $0 > 0 }, "sessions on every primary: \(counts)")
+            // Every other session's first update reaches the other instance: a handover per session.
+            let all = Self.drive(sessions, ports: [b.port, a.port], until: Date().addingTimeInterval(3), allowResync: false)
+            print(Self.summary("on a cluster", all))
+            #expect(all.count == sessions.count)
+            #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+            #expect(all.map(\.conflicts).reduce(0, +) == 0)
+            #expect(all.map(\.unavailable).reduce(0, +) == 0, "\(all.flatMap(\.unavailableDetails).prefix(3))")
+            #expect(all.allSatisfy { $0.applied > 5 })
+            // Any instance answers every session's state.
+            let other = try a.connect()
+            for (id, _) in sessions { #expect(try other.get("/v1/sessions/\(id)").status == 200) }
         }
-        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
-        let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
-        let counts = try Self.sessionsPerPrimary(cluster)
-        #expect(counts.count == 3 && counts.values.allSatisfy { $0 > 0 }, "sessions on every primary: \(counts)")
-        // Every other session's first update reaches the other instance: a handover per session.
-        let all = Self.drive(sessions, ports: [b.port, a.port], until: Date().addingTimeInterval(3), allowResync: false)
-        print(Self.summary("on a cluster", all))
-        #expect(all.count == sessions.count)
-        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
-        #expect(all.map(\.conflicts).reduce(0, +) == 0)
-        #expect(all.map(\.unavailable).reduce(0, +) == 0, "\(all.flatMap(\.unavailableDetails).prefix(3))")
-        #expect(all.allSatisfy { $0.applied > 5 })
-        // Any instance answers every session's state.
-        let other = try a.connect()
-        for (id, _) in sessions { #expect(try other.get("/v1/sessions/\(id)").status == 200) }
     }
 
     /// Moves `slot` from its primary to `target` the way `redis-cli --cluster reshard` does:
@@ -101,134 +109,113 @@ struct StoreClusterTests {
     }
 
     @Test func aSessionCreatedBeforeItsSlotMovedIsReadAfter() throws {
-        let cluster = try RedisTestCluster()
-        defer { cluster.stop() }
-        let a = try ViewportdProcess(environment: Self.environment(cluster))
-        let b = try ViewportdProcess(environment: Self.environment(cluster))
-        defer {
-            a.process.stop()
-            b.process.stop()
-        }
-        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
-        let (id, initial) = try ProcessClusterTests.openSessions(1, on: a, items: items)[0]
-        var model = initial
-        let clients = [try a.connect(), try b.connect()]
-        var turn = 0
-        /// Updated on each instance in turn (a handover each time, through the store), then read
-        /// on both.
-        func useIt(_ stage: String) throws {
-            for _ in 0..<3 {
-                turn += 1
-                let y = Double(turn * 211)
-                let reply = try clients[turn % 2].update(id, #"{"offset":[0,\#(number(y))],"seq":\#(model.seq + 1)}"#)
-                #expect(reply.status == 200, "\(stage), update \(turn): \(reply.text)")
-                guard reply.status == 200 else { return }
-                model.apply(reply.json, offset: [0, y])
+        try Self.withTwoInstances { cluster, a, b in
+            let (id, initial) = try ProcessClusterTests.openSessions(1, on: a, items: Self.items)[0]
+            var model = initial
+            let clients = [try a.connect(), try b.connect()]
+            var turn = 0
+            /// Updated on each instance in turn (a handover each time, through the store), then read
+            /// on both.
+            func useIt(_ stage: String) throws {
+                for _ in 0..<3 {
+                    turn += 1
+                    let y = Double(turn * 211)
+                    let reply = try clients[turn % 2].update(id, #"{"offset":[0,\#(number(y))],"seq":\#(model.seq + 1)}"#)
+                    #expect(reply.status == 200, "\(stage), update \(turn): \(reply.text)")
+                    guard reply.status == 200 else { return }
+                    model.apply(reply.json, offset: [0, y])
+                }
+                for client in clients { model.check(state: try client.state(id)) }
             }
-            for client in clients { model.check(state: try client.state(id)) }
+            try useIt("before")
+            let slot = RedisHashSlot.of(Self.keys.session(id))
+            let primaries = cluster.primaryPorts()
+            let source = try #require(try cluster.owner(ofSlot: slot, asking: primaries[0]))
+            let target = try #require(primaries.first { $0 != source })
+            // The instances still route the slot to `source`: their first command there is answered
+            // `MOVED` (or `ASK` while the slot migrates).
+            let moveStarted = Date()
+            try Self.moveSlot(slot, in: cluster, to: target)
+            print("slot \(slot) moved from \(source) to \(target) in \(String(format: "%.3f", Date().timeIntervalSince(moveStarted))) s")
+            #expect(try cluster.owner(ofSlot: slot, asking: primaries[0]) == target)
+            #expect(try cluster.cli(target, ["EXISTS", Self.keys.session(id)]) == "1", "the record moved with its slot")
+            #expect(try cluster.cli(source, ["EXISTS", Self.keys.session(id)]).hasPrefix("MOVED"), "the old owner redirects")
+            try useIt("after")
+            #expect(turn == 6)
+            // A third instance, which never saw the session, reads it from its new shard.
+            let c = try ViewportdProcess(environment: Self.environment(cluster))
+            defer { c.process.stop() }
+            model.check(state: try c.connect().state(id))
         }
-        try useIt("before")
-        let slot = RedisHashSlot.of(Self.keys.session(id))
-        let primaries = cluster.primaryPorts()
-        let source = try #require(try cluster.owner(ofSlot: slot, asking: primaries[0]))
-        let target = try #require(primaries.first { $0 != source })
-        // The instances still route the slot to `source`: their first command there is answered
-        // `MOVED` (or `ASK` while the slot migrates).
-        let moveStarted = Date()
-        try Self.moveSlot(slot, in: cluster, to: target)
-        print("slot \(slot) moved from \(source) to \(target) in \(String(format: "%.3f", Date().timeIntervalSince(moveStarted))) s")
-        #expect(try cluster.owner(ofSlot: slot, asking: primaries[0]) == target)
-        #expect(try cluster.cli(target, ["EXISTS", Self.keys.session(id)]) == "1", "the record moved with its slot")
-        #expect(try cluster.cli(source, ["EXISTS", Self.keys.session(id)]).hasPrefix("MOVED"), "the old owner redirects")
-        try useIt("after")
-        #expect(turn == 6)
-        // A third instance, which never saw the session, reads it from its new shard.
-        let c = try ViewportdProcess(environment: Self.environment(cluster))
-        defer { c.process.stop() }
-        model.check(state: try c.connect().state(id))
     }
 
     @Test func sessionsKeepWorkingWhileSlotsAreReshardedUnderLoad() throws {
-        let cluster = try RedisTestCluster()
-        defer { cluster.stop() }
-        let a = try ViewportdProcess(environment: Self.environment(cluster))
-        let b = try ViewportdProcess(environment: Self.environment(cluster))
-        defer {
-            a.process.stop()
-            b.process.stop()
+        try Self.withTwoInstances { cluster, a, b in
+            let sessions = try ProcessClusterTests.openSessions(24, on: a, items: Self.items)
+            let primaries = cluster.primaryPorts()
+            let from = try cluster.nodeID(primaries[0]), to = try cluster.nodeID(primaries[1])
+            let reshard = Locked<String>("")
+            let resharder = Thread {
+                usleep(500_000)
+                // A third of the slots, and so of the cells and sessions, from one primary to another.
+                let child = try? ChildProcess(
+                    "redis-cli",
+                    ["--cluster", "reshard", "127.0.0.1:\(primaries[0])", "--cluster-from", from, "--cluster-to", to, "--cluster-slots", "3000",
+                     "--cluster-yes"])
+                let code = child?.waitForExit(timeout: 60)
+                reshard.withLock { $0 = "exit \(code.map(String.init) ?? "none")" }
+            }
+            let started = Date()
+            resharder.start()
+            let all = Self.drive(sessions, ports: [a.port, b.port], until: started.addingTimeInterval(6), allowResync: false)
+            #expect(eventually(within: 60) { !reshard.get.isEmpty })
+            print(Self.summary("resharding 3000 slots under load (\(reshard.get))", all))
+            #expect(reshard.get == "exit 0")
+            #expect(cluster.waitUntilOK(timeout: 10))
+            let counts = try Self.sessionsPerPrimary(cluster)
+            print("sessions per primary after the resharding: \(counts)")
+            #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+            #expect(all.map(\.conflicts).reduce(0, +) == 0)
+            // Through ASK and MOVED: no 503 (a script whose keys a migration splits for longer than
+            // the client's TRYAGAIN retries would answer one).
+            #expect(all.map(\.unavailable).reduce(0, +) == 0, "\(all.flatMap(\.unavailableDetails).prefix(3))")
+            #expect(all.allSatisfy { $0.applied > 5 })
         }
-        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
-        let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
-        let primaries = cluster.primaryPorts()
-        let from = try cluster.nodeID(primaries[0]), to = try cluster.nodeID(primaries[1])
-        let reshard = Locked<String>("")
-        let resharder = Thread {
-            usleep(500_000)
-            // A third of the slots, and so of the cells and sessions, from one primary to another.
-            let child = try? ChildProcess(
-                "redis-cli",
-                ["--cluster", "reshard", "127.0.0.1:\(primaries[0])", "--cluster-from", from, "--cluster-to", to, "--cluster-slots", "3000",
-                 "--cluster-yes"])
-            let code = child?.waitForExit(timeout: 60)
-            reshard.withLock { $0 = "exit \(code.map(String.init) ?? "none")" }
-        }
-        let started = Date()
-        resharder.start()
-        let all = Self.drive(sessions, ports: [a.port, b.port], until: started.addingTimeInterval(6), allowResync: false)
-        #expect(eventually(within: 60) { !reshard.get.isEmpty })
-        print(Self.summary("resharding 3000 slots under load (\(reshard.get))", all))
-        #expect(reshard.get == "exit 0")
-        #expect(cluster.waitUntilOK(timeout: 10))
-        let counts = try Self.sessionsPerPrimary(cluster)
-        print("sessions per primary after the resharding: \(counts)")
-        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
-        #expect(all.map(\.conflicts).reduce(0, +) == 0)
-        // Through ASK and MOVED: no 503 (a script whose keys a migration splits for longer than
-        // the client's TRYAGAIN retries would answer one).
-        #expect(all.map(\.unavailable).reduce(0, +) == 0, "\(all.flatMap(\.unavailableDetails).prefix(3))")
-        #expect(all.allSatisfy { $0.applied > 5 })
     }
 
     @Test func aPrimaryKilledUnderLoadLosesNothingAnswered() throws {
-        let cluster = try RedisTestCluster()
-        defer { cluster.stop() }
-        let a = try ViewportdProcess(environment: Self.environment(cluster))
-        let b = try ViewportdProcess(environment: Self.environment(cluster))
-        defer {
-            a.process.stop()
-            b.process.stop()
-        }
-        let items = listItems(2000, height: 50, reuses: ["row", "ad", "row"])
-        let sessions = try ProcessClusterTests.openSessions(24, on: a, items: items)
-        // Every replica has had its first sync (a replica that never had one cannot take over:
-        // Redis takes its data as too old).
-        for port in cluster.primaryPorts() { #expect(try eventually(within: 20) { try cluster.cli(port, ["WAIT", "1", "1000"]) == "1" }) }
-        let victim = cluster.primaryPorts()[0]
-        let onVictim = try sessions.filter { try cluster.owner(ofSlot: RedisHashSlot.of(Self.keys.session($0.0)), asking: victim) == victim }.count
-        let killedAt = Locked<Date?>(nil)
-        let killer = Thread {
-            usleep(1_000_000)
-            for node in cluster.nodes where node.port == victim {
-                node.process.signal(SIGKILL)
-                _ = node.process.waitForExit(timeout: 5)
+        try Self.withTwoInstances { cluster, a, b in
+            let sessions = try ProcessClusterTests.openSessions(24, on: a, items: Self.items)
+            // Every replica has had its first sync (a replica that never had one cannot take over:
+            // Redis takes its data as too old).
+            for port in cluster.primaryPorts() { #expect(try eventually(within: 20) { try cluster.cli(port, ["WAIT", "1", "1000"]) == "1" }) }
+            let victim = cluster.primaryPorts()[0]
+            let onVictim = try sessions.filter { try cluster.owner(ofSlot: RedisHashSlot.of(Self.keys.session($0.0)), asking: victim) == victim }.count
+            let killedAt = Locked<Date?>(nil)
+            let killer = Thread {
+                usleep(1_000_000)
+                for node in cluster.nodes where node.port == victim {
+                    node.process.signal(SIGKILL)
+                    _ = node.process.waitForExit(timeout: 5)
+                }
+                killedAt.withLock { $0 = Date() }
             }
-            killedAt.withLock { $0 = Date() }
+            let started = Date()
+            killer.start()
+            let all = Self.drive(sessions, ports: [a.port, b.port], until: started.addingTimeInterval(8), allowResync: true)
+            let promoted = cluster.waitUntilOK(timeout: 60)
+            if !promoted, let seed = cluster.primaryPorts().first { print("no new primary: \((try? cluster.cli(seed, ["CLUSTER", "NODES"])) ?? "?")") }
+            print(Self.summary("a primary (\(onVictim) of \(sessions.count) sessions) killed under load", all))
+            for detail in all.flatMap(\.unavailableDetails).prefix(6) { print("  store 503 at \(detail)") }
+            let failovers = all.compactMap(\.failover)
+            if let longest = failovers.max() { print("  longest time from a 503 to the next 200: \(String(format: "%.2f", longest)) s") }
+            #expect(killedAt.get != nil)
+            #expect(promoted, "the replica took over")
+            #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
+            // Every session goes on after the failover; one whose last writes the replica had not
+            // got yet resyncs (a 409 with `resync`, as after an instance's crash), and only then.
+            #expect(all.allSatisfy { $0.applied > 10 })
+            #expect(all.map(\.conflicts).reduce(0, +) <= onVictim)
         }
-        let started = Date()
-        killer.start()
-        let all = Self.drive(sessions, ports: [a.port, b.port], until: started.addingTimeInterval(8), allowResync: true)
-        let promoted = cluster.waitUntilOK(timeout: 60)
-        if !promoted, let seed = cluster.primaryPorts().first { print("no new primary: \((try? cluster.cli(seed, ["CLUSTER", "NODES"])) ?? "?")") }
-        print(Self.summary("a primary (\(onVictim) of \(sessions.count) sessions) killed under load", all))
-        for detail in all.flatMap(\.unavailableDetails).prefix(6) { print("  store 503 at \(detail)") }
-        let failovers = all.compactMap(\.failover)
-        if let longest = failovers.max() { print("  longest time from a 503 to the next 200: \(String(format: "%.2f", longest)) s") }
-        #expect(killedAt.get != nil)
-        #expect(promoted, "the replica took over")
-        #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
-        // Every session goes on after the failover; one whose last writes the replica had not
-        // got yet resyncs (a 409 with `resync`, as after an instance's crash), and only then.
-        #expect(all.allSatisfy { $0.applied > 10 })
-        #expect(all.map(\.conflicts).reduce(0, +) <= onVictim)
     }
 }
