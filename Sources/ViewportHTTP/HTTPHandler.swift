@@ -12,6 +12,9 @@ public protocol HTTPHandler: Sendable {
     /// Response for a `.collect` request whose body would pass the server's shared body budget
     /// (``HTTPServerConfiguration/maxBufferedBodyBytes``): sent at once, connection closed.
     func busy(_ head: HTTPRequestHead) -> HTTPResponse
+    /// Response for a request whose deferred work (``HTTPAnswer/deferred(_:)``) the server cannot
+    /// take: its pool's queue is full, or the server stops (503).
+    func deferredWorkRefused(_ head: HTTPRequestHead) -> HTTPResponse
 }
 
 extension HTTPHandler {
@@ -19,6 +22,13 @@ extension HTTPHandler {
     public func busy(_ head: HTTPRequestHead) -> HTTPResponse {
         HTTPResponse(
             status: 503, contentType: "text/plain", body: "too many request bodies are being received at once; retry",
+            headers: [("Retry-After", "1")])
+    }
+
+    /// A plain-text 503 with `Retry-After: 1`.
+    public func deferredWorkRefused(_ head: HTTPRequestHead) -> HTTPResponse {
+        HTTPResponse(
+            status: 503, contentType: "text/plain", body: "too many requests are waiting for slow work; retry",
             headers: [("Retry-After", "1")])
     }
 }

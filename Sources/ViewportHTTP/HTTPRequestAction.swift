@@ -12,6 +12,10 @@ public enum HTTPRequestAction {
     /// while a body is arriving, so the layer writes it to the socket itself), the rest of the
     /// body is dropped and the connection closes; `onBody` is never called.
     case collect(maxBytes: Int, onBody: ([UInt8]) -> HTTPResponse)
+    /// As ``collect(maxBytes:onBody:)``, but `onBody` may answer that the request waits on
+    /// something slow: ``HTTPAnswer/deferred(_:)`` work runs off the HTTP workers while the
+    /// connection is suspended, and its response is sent when it returns.
+    case deferrable(maxBytes: Int, onBody: ([UInt8]) -> HTTPAnswer)
     /// Feed the body to `sink` as it arrives, then answer `sink.finish(truncated: false)`.
     ///
     /// `Content-Length > maxBytes`: 413 at once as for `.collect` (the sink gets

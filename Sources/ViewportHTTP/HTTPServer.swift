@@ -47,13 +47,16 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.core = ServerCore(
             handler: handler, webSocketTimeout: Double(max(1, configuration.connectionTimeout)),
-            bodyBudget: configuration.maxBufferedBodyBytes, log: log)
+            bodyBudget: configuration.maxBufferedBodyBytes,
+            deferredWork: DeferredWorkPool(threads: configuration.deferredThreads, queueLimit: configuration.deferredQueueLimit),
+            log: log)
     }
 
     deinit {
         if case .running(let running) = state.withLock({ $0 }) {
             Self.shutdown(running, core: core)
         }
+        core.deferredWork.shutDown(waitingAtMost: 0, log: { _ in })
     }
 
     /// The bound port (valid after ``start()``; the real one when configured with 0).
@@ -139,7 +142,8 @@ public final class HTTPServer: Sendable {
     ///
     /// Open WebSockets get a close frame 1001 ("server shutting down") at once; each connection
     /// thread then waits up to a second for the client's close frame and ends. The daemon stops
-    /// only after every WebSocket thread has ended.
+    /// only after every WebSocket thread has ended, and every deferred answer's work
+    /// (``HTTPAnswer/deferred(_:)``) has ended and resumed its connection.
     public func stop() {
         let running: Running? = state.withLock { state in
             switch state {
@@ -148,6 +152,7 @@ public final class HTTPServer: Sendable {
                 return running
             case .idle:
                 state = .stopped
+                core.deferredWork.shutDown(waitingAtMost: 0, log: core.log)
                 return nil
             case .stopping, .stopped:
                 return nil
@@ -165,13 +170,16 @@ public final class HTTPServer: Sendable {
         if remaining > 0 {
             core.log("drain timeout: closing \(remaining) in-flight request(s)")
         }
-        Self.shutdown(running, core: core)
+        Self.shutdown(running, core: core, deferredWait: max(0, configuration.drainTimeout) + 5)
         state.withLock { $0 = .stopped }
     }
 
     /// Closes every WebSocket (their threads hold MHD upgrade handles, which die with the
     /// daemon), then stops the daemon.
-    private static func shutdown(_ running: Running, core: ServerCore) {
+    private static func shutdown(_ running: Running, core: ServerCore, deferredWait: Double = 5) {
+        // Deferred answers hold suspended connections: each resumes its own when its work ends
+        // (a store round trip ends by its timeout). None starts from now on.
+        core.deferredWork.shutDown(waitingAtMost: deferredWait, log: core.log)
         core.webSockets.beginShutdown()
         core.webSockets.refuseNew()
         core.webSockets.waitUntilEmpty(log: core.log)

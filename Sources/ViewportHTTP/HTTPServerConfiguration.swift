@@ -19,6 +19,11 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
     /// at once, all connections together: a request that would pass it is answered
     /// ``HTTPHandler/busy(_:)`` (503) at once; a WebSocket closes with 1013.
     public var maxBufferedBodyBytes: Int
+    /// Threads that run deferred answers (``HTTPAnswer/deferred(_:)``), off the MHD workers;
+    /// 0: none (every deferred answer is refused with ``HTTPHandler/deferredWorkRefused(_:)``).
+    public var deferredThreads: Int
+    /// Deferred answers that may wait for one of those threads; more are refused (503).
+    public var deferredQueueLimit: Int
 
     /// Creates a configuration; every parameter has a production-ready default.
     public init(
@@ -29,7 +34,9 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         connectionLimit: Int = 1024,
         connectionMemoryLimit: Int = 16 * 1024,
         drainTimeout: Double = 10,
-        maxBufferedBodyBytes: Int = 1 << 30
+        maxBufferedBodyBytes: Int = 1 << 30,
+        deferredThreads: Int = 0,
+        deferredQueueLimit: Int = 256
     ) {
         self.host = host
         self.port = port
@@ -39,5 +46,7 @@ public struct HTTPServerConfiguration: Sendable, Equatable {
         self.connectionMemoryLimit = connectionMemoryLimit
         self.drainTimeout = drainTimeout
         self.maxBufferedBodyBytes = maxBufferedBodyBytes
+        self.deferredThreads = deferredThreads
+        self.deferredQueueLimit = deferredQueueLimit
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Per-request state, created by the URI callback, stored in MHD's `*con_cls`, released in
 /// the request-completed callback. Only the connection's MHD thread touches it.
 final class RequestContext {
@@ -9,9 +11,27 @@ final class RequestContext {
     /// request) is skipped.
     @exclusivity(unchecked) var machine: RequestStateMachine
 
+    /// Where a deferred answer's work leaves its response before it resumes the connection (the
+    /// resumed final call takes it); made only for a deferred answer.
+    var deferredResponse: DeferredResponse?
+
     init(path: String, query: String?) {
         self.path = path
         self.query = query
         self.machine = RequestStateMachine()
+    }
+}
+
+/// Where a deferred answer's work leaves its response for the connection's MHD thread.
+final class DeferredResponse: Sendable {
+    private let slot = Mutex<HTTPResponse?>(nil)
+
+    func store(_ response: HTTPResponse) { slot.withLock { $0 = response } }
+
+    func take() -> HTTPResponse? {
+        slot.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
     }
 }

@@ -101,9 +101,15 @@ struct RequestDriver {
         case .takeReady(let sink):
             return perform(context.machine.readyTaken(sink.takeReady()))
         case .answer(let onBody, let body, let releasing):
-            let response = onBody(body)
+            let answer = onBody(body)
             core.releaseBody(releasing)
-            return queue(response)
+            return perform(context.machine.answered(answer))
+        case .runDeferred(let work):
+            return runDeferred(work)
+        case .takeDeferredResponse:
+            let response = context.deferredResponse?.take()
+            context.deferredResponse = nil
+            return perform(context.machine.deferredAnswered(response))
         case .finishStream(let sink):
             return queue(sink.finish(truncated: false))
         case .finishLiveStream(let sink):
@@ -146,6 +152,7 @@ struct RequestDriver {
         switch refusal.reason {
         case .payloadTooLarge(let limit): core.handler.payloadTooLarge(refusal.head, limit: limit)
         case .busy: core.handler.busy(refusal.head)
+        case .deferredWorkRefused: core.handler.deferredWorkRefused(refusal.head)
         }
     }
 
@@ -208,6 +215,24 @@ struct RequestDriver {
             core.log("cannot start a thread to finish a streamed answer; closing the connection")
             MHD_resume_connection(connection)
             drains.leave()
+        }
+        return .YES
+    }
+
+    /// Runs a deferred answer's work on the pool while MHD holds the connection suspended (the
+    /// worker serves its other connections meanwhile). The work leaves its response in the
+    /// context and resumes the connection; the final call then comes again and queues it.
+    /// Suspended before the work is queued, so its resume can never come first.
+    private func runDeferred(_ work: @escaping @Sendable () -> HTTPResponse) -> MHD_Result {
+        let pool = core.deferredWork
+        guard pool.reserve() else { return perform(context.machine.deferralRefused()) }
+        let slot = DeferredResponse()
+        context.deferredResponse = slot
+        let suspended = SuspendedConnection(pointer: connection)
+        MHD_suspend_connection(connection)
+        pool.run {
+            slot.store(work())
+            MHD_resume_connection(suspended.pointer)
         }
         return .YES
     }

@@ -12,11 +12,14 @@
 ///
 /// ```
 /// awaitingHead ─head─▶ respond ─────────────────────────────────────────end─▶ done (queue)
-///      │               collect ─(reserve)─body…──────────────────────────end─▶ done (answer onBody)
+///      │               collect ─(reserve)─body…──────────────────────────end─▶ answering (answer onBody)
 ///      │               stream  ─body…─(live: poll, take, sendLive…)──────end─▶ done (finish) / endingLive
 ///      │               webSocket ────────────────────────────────────────end─▶ upgrading (queueUpgrade)
 ///      ├─ too large, busy, draining + huge body ─▶ done (refuse or queue before the body, then close)
 ///      └─ body past a limit or budget ─▶ answeredMidBody (written on the socket; rest dropped, close)
+/// answering ─response─▶ done (queue)
+///     └─ deferred work ─▶ deferred (suspended; the work runs on the pool) ─resumed─▶ done (queue its response)
+///                              └─ pool full or stopping ─▶ done (refuse, close)
 /// endingLive ─sink's last words─▶ finishingLive ─sent all─▶ done (shut down, close)
 ///                                      │ ─socket full─▶ closeOnResume (drain thread)
 /// ```
@@ -40,6 +43,11 @@ struct RequestStateMachine {
         case respond(Respond)
         /// Buffer the body within the body budget, then answer `onBody(body)`.
         case collect(Collect)
+        /// The body is collected; `onBody` is being called (``answered(_:)`` says what it answered).
+        case answering(HTTPRequestHead)
+        /// A deferred answer's work runs on the pool while MHD holds the connection suspended;
+        /// when the work resumes it, its response is queued (``deferredAnswered(_:)``).
+        case deferred(HTTPRequestHead)
         /// Feed the body to the sink, whose answer may start before the body ends (live).
         case stream(Stream)
         /// Answer 101 and hand the connection to a WebSocket at the end (of an empty body).
@@ -78,7 +86,7 @@ struct RequestStateMachine {
         /// For the handler's refusals.
         let head: HTTPRequestHead
         let maxBytes: Int
-        let onBody: ([UInt8]) -> HTTPResponse
+        let onBody: ([UInt8]) -> HTTPAnswer
         var buffer: [UInt8] = []
         /// Body bytes seen so far.
         var received = 0
@@ -115,6 +123,8 @@ struct RequestStateMachine {
         enum Reason: Equatable {
             case payloadTooLarge(limit: Int)
             case busy
+            /// The pool that runs deferred answers is full, or the server stops.
+            case deferredWorkRefused
         }
 
         let reason: Reason
@@ -150,8 +160,15 @@ struct RequestStateMachine {
         /// Take the sink's ready piece and report it (``readyTaken(_:)``).
         case takeReady(any HTTPLiveBodySink)
         /// Call `onBody` with the collected body, give `releasing` bytes back to the body budget,
-        /// and queue the answer.
-        case answer(onBody: ([UInt8]) -> HTTPResponse, body: [UInt8], releasing: Int)
+        /// and report its answer (``answered(_:)``).
+        case answer(onBody: ([UInt8]) -> HTTPAnswer, body: [UInt8], releasing: Int)
+        /// Take a place on the deferred-work pool; if there is one, suspend the connection and
+        /// run `work` there, which leaves its response and resumes the connection (the final call
+        /// comes again: ``bodyEnded()``); if not, report ``deferralRefused()``.
+        case runDeferred(@Sendable () -> HTTPResponse)
+        /// The connection was resumed after its deferred work: report the response that work left
+        /// (``deferredAnswered(_:)``).
+        case takeDeferredResponse
         /// Queue the sink's `finish(truncated: false)`.
         case finishStream(any HTTPBodySink)
         /// Report the body of the sink's `finish(truncated: false)` (``liveAnswerEnded(withBody:)``).
@@ -219,13 +236,9 @@ struct RequestStateMachine {
         case .respond(let response):
             return respond(response, head: head, admitted: true)
         case .collect(let maxBytes, let onBody):
-            if let length = head.contentLength, length > maxBytes {
-                state = .done(admitted: true)
-                return .refuse(Refusal(reason: .payloadTooLarge(limit: maxBytes), head: head))
-            }
-            state = .collect(Collect(head: head, maxBytes: maxBytes, onBody: onBody))
-            if let length = head.contentLength, length > 0 { return .reserveBody(length) }
-            return .proceed
+            return collect(head, maxBytes: maxBytes) { .response(onBody($0)) }
+        case .deferrable(let maxBytes, let onBody):
+            return collect(head, maxBytes: maxBytes, onBody: onBody)
         case .stream(let maxBytes, let sink):
             if let length = head.contentLength, length > maxBytes {
                 state = .done(admitted: true)
@@ -245,6 +258,17 @@ struct RequestStateMachine {
             state = .webSocket(acceptance)
             return .proceed
         }
+    }
+
+    /// A `.collect` or `.deferrable` request: 413 before a declared body too large, else collect.
+    private mutating func collect(_ head: HTTPRequestHead, maxBytes: Int, onBody: @escaping ([UInt8]) -> HTTPAnswer) -> Action {
+        if let length = head.contentLength, length > maxBytes {
+            state = .done(admitted: true)
+            return .refuse(Refusal(reason: .payloadTooLarge(limit: maxBytes), head: head))
+        }
+        state = .collect(Collect(head: head, maxBytes: maxBytes, onBody: onBody))
+        if let length = head.contentLength, length > 0 { return .reserveBody(length) }
+        return .proceed
     }
 
     /// The head is complete but the server drains and did not take the request: `unavailable`
@@ -455,8 +479,12 @@ struct RequestStateMachine {
             state = .done(admitted: respond.admitted)
             return .queue(respond.response)
         case .collect(let collect):
-            state = .done(admitted: true)
+            state = .answering(collect.head)
             return .answer(onBody: collect.onBody, body: collect.buffer, releasing: collect.reserved)
+        case .deferred:
+            // Resumed by the deferred work: its response is ready.
+            state = .done(admitted: true)
+            return .takeDeferredResponse
         case .stream(let stream):
             if let answer = stream.answer {
                 state = .endingLive(answer, truncated: false)
@@ -476,10 +504,41 @@ struct RequestStateMachine {
             return .close
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")
-        case .awaitingHead, .done, .upgrading, .endingLive:
+        case .awaitingHead, .done, .upgrading, .endingLive, .answering:
             state = current
             return .close
         }
+    }
+
+    // MARK: Answers after the body
+
+    /// After ``Action/answer(onBody:body:releasing:)``: what `onBody` answered. A response is
+    /// queued; deferred work goes to the pool (``Action/runDeferred(_:)``).
+    mutating func answered(_ answer: HTTPAnswer) -> Action {
+        guard case .answering(let head) = state else { return .close }
+        switch answer {
+        case .response(let response):
+            state = .done(admitted: true)
+            return .queue(response)
+        case .deferred(let work):
+            state = .deferred(head)
+            return .runDeferred(work)
+        }
+    }
+
+    /// After ``Action/runDeferred(_:)``: the pool took no more work (full, or the server stops);
+    /// the handler's refusal goes out and the connection closes.
+    mutating func deferralRefused() -> Action {
+        guard case .deferred(let head) = state else { return .close }
+        state = .done(admitted: true)
+        return .refuse(Refusal(reason: .deferredWorkRefused, head: head))
+    }
+
+    /// After ``Action/takeDeferredResponse``: the response the deferred work left (nil: none,
+    /// which does not happen; the connection closes).
+    mutating func deferredAnswered(_ response: HTTPResponse?) -> Action {
+        guard let response else { return .close }
+        return .queue(response)
     }
 
     /// MHD did not take the 101 (or could not make it): the WebSocket that will never open, whose
@@ -518,7 +577,7 @@ struct RequestStateMachine {
             result = (dropping.admitted, .none)
         case .done(let admitted):
             result = (admitted, .none)
-        case .webSocket, .endingLive, .finishingLive, .closeOnResume:
+        case .webSocket, .endingLive, .finishingLive, .closeOnResume, .answering, .deferred:
             result = (true, .none)
         case .modifying:
             preconditionFailure("RequestStateMachine: an event arrived while a state was being modified")

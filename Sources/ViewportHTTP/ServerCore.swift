@@ -19,8 +19,14 @@ final class ServerCore: Sendable {
     /// Most bytes that `.collect` bodies and WebSocket receive buffers may hold at once, all
     /// connections together.
     let bodyBudget: BodyBudget
+    /// The threads that run deferred answers while their connections are suspended.
+    let deferredWork: DeferredWorkPool
 
-    init(handler: any HTTPHandler, webSocketTimeout: Double, bodyBudget: Int = .max, log: @escaping @Sendable (String) -> Void) {
+    init(
+        handler: any HTTPHandler, webSocketTimeout: Double, bodyBudget: Int = .max,
+        deferredWork: DeferredWorkPool = DeferredWorkPool(threads: 0, queueLimit: 0), log: @escaping @Sendable (String) -> Void
+    ) {
+        self.deferredWork = deferredWork
         self.handler = handler
         self.log = log
         self.webSockets = ConnectionThreads(timeoutSeconds: webSocketTimeout)

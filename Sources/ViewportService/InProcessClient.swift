@@ -22,6 +22,8 @@ package final class InProcessClient {
             return response
         case .collect(_, let onBody):
             return onBody(body ?? [])
+        case .deferrable(_, let onBody):
+            return onBody(body ?? []).responseRunningWorkHere()
         case .stream(_, let sink):
             body?.withUnsafeBytes { sink.consume($0) }
             return sink.finish(truncated: false)

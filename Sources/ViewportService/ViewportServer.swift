@@ -39,7 +39,10 @@ public final class ViewportServer: Sendable {
                 connectionTimeout: Int(ServiceConfiguration.seconds(http.connectionTimeout).rounded(.up)),
                 connectionLimit: http.connectionLimit, connectionMemoryLimit: http.connectionMemoryLimit,
                 drainTimeout: ServiceConfiguration.seconds(http.drainTimeout),
-                maxBufferedBodyBytes: http.maxBufferedBodyBytes),
+                maxBufferedBodyBytes: http.maxBufferedBodyBytes,
+                // Requests that need the shared store run on threads of their own (none without one).
+                deferredThreads: configuration.store.url == nil ? 0 : configuration.store.requestThreads,
+                deferredQueueLimit: 64 * configuration.store.requestThreads),
             handler: handler,
             log: { [logger] message in logger.info("\(message)") })
     }

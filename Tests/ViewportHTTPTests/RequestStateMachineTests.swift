@@ -652,4 +652,92 @@ import Testing
         _ = machine.bodyEnded()
         #expect(Self.isClose(machine.bodyEnded()))
     }
+
+    // MARK: deferred answers
+
+    /// The `.answer` action's body, handed to the machine as `onBody`'s answer.
+    static func answerAction(_ action: Action, sourceLocation: SourceLocation = #_sourceLocation) -> (answer: HTTPAnswer, body: [UInt8])? {
+        guard case .answer(let onBody, let body, _) = action else {
+            Issue.record("expected .answer, got \(action)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return (onBody(body), body)
+    }
+
+    @Test func aDeferrableBodyAnsweredNowIsQueuedLikeACollectedOne() {
+        let machine = Self.machine()
+        let action = machine.begin(Self.head(contentLength: 3), .deferrable(maxBytes: 10) { body in .response(HTTPResponse(status: 200 + body.count)) })
+        #expect(Self.reserves(action) == 3)
+        #expect(Self.isProceed(machine.reserved(3)))
+        #expect(Self.isProceed(machine.chunk(Array("abc".utf8))))
+        guard let (answer, _) = Self.answerAction(machine.bodyEnded()) else { return }
+        #expect(Self.queued(machine.machine.answered(answer))?.status == 203)
+        #expect(machine.completed().admitted)
+    }
+
+    @Test func deferredWorkSuspendsTheRequestAndItsResponseIsQueuedOnResume() {
+        let machine = Self.machine()
+        // The work is handed to the driver, never run by the machine.
+        let work: @Sendable () -> HTTPResponse = { HTTPResponse(status: 299) }
+        _ = machine.begin(Self.head(method: "GET"), .deferrable(maxBytes: 10) { _ in .deferred(work) })
+        guard let (answer, body) = Self.answerAction(machine.bodyEnded()) else { return }
+        #expect(body.isEmpty)
+        guard case .runDeferred(let handed) = machine.machine.answered(answer) else {
+            Issue.record("expected runDeferred")
+            return
+        }
+        #expect(handed().status == 299)
+        // A chunk or a stray event while suspended changes nothing.
+        #expect(Self.isProceed(machine.chunk(count: 1)))
+        // The work resumed the connection: the final call comes again and takes its response.
+        guard case .takeDeferredResponse = machine.bodyEnded() else {
+            Issue.record("expected takeDeferredResponse")
+            return
+        }
+        #expect(Self.queued(machine.machine.deferredAnswered(HTTPResponse(status: 201)))?.status == 201)
+        #expect(machine.completed().admitted)
+    }
+
+    @Test func deferredWorkThePoolRefusesIsAnswered503AndCloses() {
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(method: "GET"), .deferrable(maxBytes: 10) { _ in .deferred { HTTPResponse(status: 200) } })
+        guard let (answer, _) = Self.answerAction(machine.bodyEnded()) else { return }
+        guard case .runDeferred = machine.machine.answered(answer) else {
+            Issue.record("expected runDeferred")
+            return
+        }
+        #expect(Self.refused(machine.machine.deferralRefused()) == .deferredWorkRefused)
+        #expect(Self.isClose(machine.bodyEnded()))
+        #expect(machine.completed().admitted)
+    }
+
+    @Test func aDeferredRequestThatEndsWhileSuspendedIsCountedAndLeavesNothing() {
+        let machine = Self.machine()
+        _ = machine.begin(Self.head(contentLength: 2), .deferrable(maxBytes: 10) { _ in .deferred { HTTPResponse(status: 200) } })
+        _ = machine.reserved(2)
+        _ = machine.chunk(count: 2)
+        guard let (answer, _) = Self.answerAction(machine.bodyEnded()) else { return }
+        _ = machine.machine.answered(answer)
+        let (admitted, cleanup) = machine.completed()
+        #expect(admitted)
+        // The body budget went back with the `.answer` action.
+        #expect(Self.isNone(cleanup))
+    }
+
+    @Test func aDeferrableBodyDeclaredTooLargeGets413BeforeTheBody() {
+        let machine = Self.machine()
+        let action = machine.begin(Self.head(contentLength: 11), .deferrable(maxBytes: 10) { _ in
+            Issue.record("onBody called")
+            return .response(HTTPResponse(status: 500))
+        })
+        #expect(Self.refused(action) == .payloadTooLarge(limit: 10))
+    }
+
+    @Test func aDeferredResponseMissingOnResumeClosesTheConnection() {
+        var machine = RequestStateMachine()
+        #expect(Self.isClose(machine.deferredAnswered(nil)))
+        // An answer out of turn (no body collected) closes too.
+        #expect(Self.isClose(machine.answered(.response(HTTPResponse(status: 200)))))
+        #expect(Self.isClose(machine.deferralRefused()))
+    }
 }

@@ -53,6 +53,9 @@ struct HandlerRequest {
             response = answer
         case .collect(let maxBytes, let onBody):
             response = bytes.count > maxBytes ? handler.payloadTooLarge(head, limit: maxBytes) : onBody(bytes)
+        case .deferrable(let maxBytes, let onBody):
+            // Deferred work runs on the calling thread here (the HTTP layer runs it on its pool).
+            response = bytes.count > maxBytes ? handler.payloadTooLarge(head, limit: maxBytes) : onBody(bytes).responseRunningWorkHere()
         case .stream(let maxBytes, let sink):
             if bytes.count > maxBytes {
                 _ = sink.finish(truncated: true)

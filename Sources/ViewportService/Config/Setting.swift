@@ -222,6 +222,12 @@ struct Setting: Sendable {
             return timeout * 2 > lease
                 ? "\(timeout) s must be at most half of store.leaseTimeout (\(lease) s): a renewal must get through within a lease" : nil
         },
+.int(
+            "store.requestThreads", \.store.requestThreads,
+            "threads that answer requests needing a round trip to the store (a session not held here, a lease to renew first, opening, deleting, layouts), so that no HTTP worker waits on the store; 1…256"
+        ) { threads, _ in
+            (1...256).contains(threads) ? nil : "\(threads) must be from 1 to 256"
+        },
         .string("store.keyPrefix", \.store.keyPrefix, "prefix of every key, so that deployments can share a server") { prefix in
             prefix.utf8.count > 64 || prefix.contains(where: { $0 == " " || $0 == "{" || $0 == "}" })
                 ? "must be at most 64 bytes, without spaces or braces" : nil

@@ -17,6 +17,9 @@ final class APIHandler: HTTPHandler {
     /// the header (browsers cannot set headers on a WebSocket).
     private let expectedBearerProtocol: [UInt8]?
     let logger: Logger
+    /// With a shared store: requests that need a round trip to it are answered off the HTTP
+    /// workers (``HTTPAnswer/deferred(_:)``), so that a slow store holds none of them.
+    private let defersStoreWork: Bool
 
     /// A handler with fresh stores sized and timed by `configuration` (in-process, or in front of
     /// the shared store of `store.url`).
@@ -32,6 +35,7 @@ final class APIHandler: HTTPHandler {
         self.expectedAuthorization = configuration.authToken.map { Array("Bearer \($0)".utf8) }
         self.expectedBearerProtocol = configuration.authToken.map { Array("\(SessionSocket.bearerPrefix)\($0)".utf8) }
         self.logger = logger
+        self.defersStoreWork = repositories.shared
         func routes<Sessions: SessionRepository>(_ sessions: Sessions) -> RouteTable {
             let service = SessionService(
                 layouts: repositories.layouts, sessions: sessions, sharedStore: repositories.shared, metrics: metrics,
@@ -50,13 +54,20 @@ final class APIHandler: HTTPHandler {
     func begin(_ head: HTTPRequestHead) -> HTTPRequestAction {
         let started = Monotonic.nanoseconds()
         let route = Route(path: head.path)
+        if let route, needsStore(head, route: route) {
+            // The body (if any) is collected on the worker, which waits for nothing; the rest
+            // (the head's checks included: a 404 may need the store) runs on a store thread.
+            return .deferrable(maxBytes: maxBodyBytes) { body in
+                .deferred { self.answerWithStore(head, route: route, body: body, started: started) }
+            }
+        }
         let answer: RouteAnswer
         do {
             answer = try self.answer(head, route: route)
         } catch {
             answer = .response(error.response)
         }
-        return recording(answer, head: head, route: route?.pattern.template ?? "unmatched", started: started)
+        return recording(answer, head: head, pattern: route?.pattern, started: started)
     }
 
     func payloadTooLarge(_ head: HTTPRequestHead, limit: Int) -> HTTPResponse {
@@ -83,17 +94,71 @@ final class APIHandler: HTTPHandler {
         return problem.response
     }
 
+    // MARK: Requests that need the store
+
+    /// Whether a request's head checks may need a round trip to the shared store (a session not
+    /// held here, a layout), or its action has no body to wait for (DELETE), judged without
+    /// waiting for anything. NDJSON streams and WebSockets stay on the worker (their lines and
+    /// messages are answered where they arrive), and so does a request with a body too large
+    /// (answered 404 or 413 at once, as without a store). Requests with a body whose checks need
+    /// no store are sent to a store thread after the body (``recording(_:head:pattern:started:)``).
+    private func needsStore(_ head: HTTPRequestHead, route: Route) -> Bool {
+        guard defersStoreWork, head.contentLength.map({ $0 <= maxBodyBytes }) ?? true, isAuthorized(head, route: route) else { return false }
+        switch route.pattern.subject {
+        case .layout:
+            return true
+        case .session:
+            if route.pattern == .sessionSocket { return false }
+            if route.pattern == .sessionViewport && MediaType(contentType: head.header("Content-Type")) == .ndjson { return false }
+            return head.method == "DELETE" || !sessions.answersFromMemory(route.id, hint: nil)
+        case .none:
+            return false
+        }
+    }
+
+    /// A request sent off the worker: the head's checks, the route's action and its body, on a
+    /// store thread; recorded like any other.
+    private func answerWithStore(_ head: HTTPRequestHead, route: Route, body: [UInt8], started: Int64) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            switch try answer(head, route: route) {
+            case .response(let answered): response = answered
+            case .collect(let request, let action): response = try action(request, body)
+            case .stream, .webSocket:
+                // Not sent here (``needsStore(_:route:)``).
+                response = Problem(status: 500, detail: "\(head.method) \(head.path) cannot be answered off the HTTP workers").response
+            }
+        } catch {
+            response = error.response
+        }
+        record(status: response.status, head: head, route: route.pattern.template, started: started)
+        return response
+    }
+
+    func deferredWorkRefused(_ head: HTTPRequestHead) -> HTTPResponse {
+        recordLayerAnswer(head, status: 503)
+        var problem = Problem(
+            status: 503,
+            detail: "too many requests are waiting for the shared store (store.requestThreads); retry shortly")
+        problem.retryAfter = 1
+        return problem.response
+    }
+
     // MARK: Checks
+
+    /// Whether the head carries the token (or the route is public, or auth is off).
+    private func isAuthorized(_ head: HTTPRequestHead, route: Route?) -> Bool {
+        guard route?.pattern.isPublic != true, let expected = expectedAuthorization else { return true }
+        let header = head.header("Authorization").map { Self.constantTimeEquals(Self.normalizingScheme($0), expected) } ?? false
+        return header || (route?.pattern == .sessionSocket && offersBearerProtocol(head))
+    }
 
     /// The head's checks, then the action of its route and method.
     private func answer(_ head: HTTPRequestHead, route: Route?) throws -> RouteAnswer {
         let isSocket = route?.pattern == .sessionSocket
-        if route?.pattern.isPublic != true, let expected = expectedAuthorization {
-            let header = head.header("Authorization").map { Self.constantTimeEquals(Self.normalizingScheme($0), expected) } ?? false
-            guard header || (isSocket && offersBearerProtocol(head)) else {
-                let alternative = isSocket ? " (or the WebSocket subprotocol \"bearer.<token>\")" : ""
-                throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required\(alternative)")
-            }
+        guard isAuthorized(head, route: route) else {
+            let alternative = isSocket ? " (or the WebSocket subprotocol \"bearer.<token>\")" : ""
+            throw Problem(status: 401, detail: "Authorization: a valid \"Bearer <token>\" header is required\(alternative)")
         }
         guard let route else { throw Problem.notFound("path \(head.path) does not exist") }
         // 404 for ids in the path before 405 for the method.
@@ -147,22 +212,27 @@ final class APIHandler: HTTPHandler {
 
     /// The HTTP layer's action for a route's answer, with the request's outcome recorded when it
     /// is known: at once, after the body, at the end of a stream, or at a WebSocket's 101.
-    private func recording(_ answer: RouteAnswer, head: HTTPRequestHead, route: String, started: Int64) -> HTTPRequestAction {
+    private func recording(_ answer: RouteAnswer, head: HTTPRequestHead, pattern: RoutePattern?, started: Int64) -> HTTPRequestAction {
+        let route = pattern?.template ?? "unmatched"
         switch answer {
         case .response(let response):
             record(status: response.status, head: head, route: route, started: started)
             return .respond(response)
+        case .collect(let request, let action) where defersStoreWork:
+            // Opening a session writes it, storing a layout publishes it: on a store thread. A
+            // session was here at the head; if its lease must be renewed or its changes written
+            // before the answer by now, that runs on a store thread too.
+            let alwaysStore = pattern == .sessions || pattern == .layouts
+            return .deferrable(maxBytes: maxBodyBytes) { body in
+                guard !alwaysStore && self.sessions.answersFromMemory(request.id, hint: request.hint) else {
+                    return .deferred { self.run(action, request, body: body, route: route, started: started) }
+                }
+                return .response(self.run(action, request, body: body, route: route, started: started))
+            }
         case .collect(let request, let action):
             // One closure context per request: the action is the table's, made once.
             return .collect(maxBytes: maxBodyBytes) { body in
-                let response: HTTPResponse
-                do {
-                    response = try action(request, body)
-                } catch {
-                    response = error.response
-                }
-                self.record(status: response.status, head: request.head, route: route, started: started)
-                return response
+                self.run(action, request, body: body, route: route, started: started)
             }
         case .stream(let sink):
             sink.onFinish = { status in self.record(status: status, head: head, route: route, started: started) }
@@ -172,6 +242,18 @@ final class APIHandler: HTTPHandler {
             metrics.recordRequest(route: route, method: head.method, status: 101, nanoseconds: Monotonic.nanoseconds() - started)
             return .webSocket(acceptance)
         }
+    }
+
+    /// A body action's response (its error's problem), recorded.
+    private func run(_ action: RouteTable.BodyAction, _ request: RouteRequest, body: [UInt8], route: String, started: Int64) -> HTTPResponse {
+        let response: HTTPResponse
+        do {
+            response = try action(request, body)
+        } catch {
+            response = error.response
+        }
+        record(status: response.status, head: request.head, route: route, started: started)
+        return response
     }
 
     /// Counts a request's answer and, at debug level, logs it when it is an error.

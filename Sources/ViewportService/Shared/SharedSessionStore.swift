@@ -48,15 +48,16 @@ final class SharedSessionStore: SessionRepository {
     private let suspects = Mutex<[String: (since: Int64, until: Int64, checked: Int64)]>([:])
     private let flushDone = Mutex<Bool>(true)
     /// Requests doing store work for a session not here (``throughStore(_:_:)``), and how many
-    /// may while the store is slow: one fewer than the HTTP workers.
+    /// may while the store is slow: as many as the threads that run such requests
+    /// (`store.requestThreads`), so that the ones queued behind them answer 503 rather than wait.
     private let storeCallsWaiting = Atomic<Int>(0)
     let slowStoreCallLimit: Int
 
     init(
         local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger,
-        httpThreads: Int = 2
+        storeThreads: Int = 4
     ) {
-        self.slowStoreCallLimit = max(1, httpThreads - 1)
+        self.slowStoreCallLimit = max(1, storeThreads)
         self.local = local
         self.layouts = layouts
         self.store = store
@@ -89,6 +90,22 @@ final class SharedSessionStore: SessionRepository {
         }
     }
 
+    /// True when a request for `id` is answered without a round trip to the store: the session
+    /// is here and its lease holds with its changes written recently enough (or it answers 503 or
+    /// 404 at once), or the id is not one viewportd hands out. False sends the request to the
+    /// threads that wait on the store (``APIHandler``). Without locking out anything: a lease
+    /// that lapses between this check and the request's turn is renewed on the HTTP worker.
+    func answersFromMemory(_ id: String, hint: SessionHandle?) -> Bool {
+        guard let handle = (hint?.id == id ? hint : nil) ?? local.get(id) else { return !Self.isHexID(id) }
+        return handle.state.withLock { state in
+            if state.closed { return true }
+            switch state.ownership.admit(now: Monotonic.nanoseconds(), unwrittenLimit: unwrittenLimit, lostReplySince: store.health.lostReplySince) {
+            case .serve, .confirmFirst, .gone: return true
+            case .renewFirst, .writeFirst, .moved: return false
+            }
+        }
+    }
+
     func withSession<R: Sendable>(
         _ id: String, hint: SessionHandle?, _ body: (inout ViewportSession) throws(Problem) -> SessionChange<R>
     ) throws(Problem) -> (result: R, handle: SessionHandle) {
@@ -110,12 +127,12 @@ final class SharedSessionStore: SessionRepository {
         }
     }
 
-    /// Runs a request's store work for a session not here, on its HTTP worker. While the store
-    /// does not answer this instance, it answers 503 at once rather than holding the worker (and
-    /// the requests queued behind it: other sessions' answers from memory) for `store.timeout` or
-    /// more; the writer's heartbeat, every flush interval, finds out when the store answers again.
-    /// While the store answers slowly, at most `slowStoreCallLimit` requests wait for it at once
-    /// (the others 503 at once), so that a worker stays free for what memory answers.
+    /// Runs a request's store work for a session not here (on a thread of `store.requestThreads`:
+    /// ``answersFromMemory(_:hint:)`` sent it there). While the store does not answer this
+    /// instance, it answers 503 at once rather than wait `store.timeout` or more; the writer's
+    /// heartbeat, every flush interval, finds out when the store answers again. While the store
+    /// answers slowly, at most `slowStoreCallLimit` requests wait for it at once (the others 503
+    /// at once), so that a queue of them does not build up behind the slow ones.
     private func throughStore<T>(_ id: String, _ work: () throws(Problem) -> T) throws(Problem) -> T {
         let now = Monotonic.nanoseconds()
         if store.health.isUnreachable(now: now) {

@@ -47,7 +47,7 @@ struct Repositories: Sendable {
         // One server (served as one node) or a cluster's seeds.
         let pool = RedisClusterClient(
             seeds: seeds, connectTimeout: timeout, commandTimeout: timeout,
-            capacity: configuration.http.threads + 4, retryInterval: min(0.25, timeout, ServiceConfiguration.seconds(settings.flushInterval)))
+            capacity: configuration.http.threads + configuration.store.requestThreads + 4, retryInterval: min(0.25, timeout, ServiceConfiguration.seconds(settings.flushInterval)))
         let store = RedisStateStore(
             pool: pool, keys: StoreKeys(prefix: settings.keyPrefix), instance: instanceID(),
             leaseMilliseconds: Int64(lease * 1000), sessionMilliseconds: Int64((idle + lease) * 1000),
@@ -57,7 +57,7 @@ struct Repositories: Sendable {
             flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
         let sharedSessions = SharedSessionStore(
-            local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, httpThreads: configuration.http.threads)
+            local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, storeThreads: configuration.store.requestThreads)
         logger.info("shared store \(seeds.map { "\($0)" }.joined(separator: ",")) as instance \(store.instance)")
         return Repositories(layouts: sharedLayouts, sessions: .shared(sharedSessions))
     }

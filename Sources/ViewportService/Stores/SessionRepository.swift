@@ -24,6 +24,10 @@ protocol SessionRepository: Sendable {
         _ id: String, hint: SessionHandle?, _ body: (inout ViewportSession) throws(Problem) -> SessionChange<R>
     ) throws(Problem) -> (result: R, handle: SessionHandle)
 
+    /// True when a request for session `id` needs no round trip to a shared store (always without
+    /// one); false: it is answered off the HTTP workers.
+    func answersFromMemory(_ id: String, hint: SessionHandle?) -> Bool
+
     /// Adds a session opened by this instance (429 when `sessions.max` are open).
     func insert(_ handle: SessionHandle) throws(Problem)
 
@@ -95,6 +99,8 @@ extension SessionStore: SessionRepository {
         handle.touch(now: now)
         return (result, handle)
     }
+
+    func answersFromMemory(_ id: String, hint: SessionHandle?) -> Bool { true }
 
     static func notFound(_ id: String) -> Problem { .notFound("session \(id) does not exist or has expired") }
 

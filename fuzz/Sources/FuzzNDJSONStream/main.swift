@@ -37,6 +37,7 @@ func send(
     switch handler.begin(head) {
     case .respond(let r): response = r
     case .collect(_, let onBody): response = onBody(body)
+    case .deferrable(_, let onBody): response = onBody(body).responseRunningWorkHere()
     case .stream(_, let sink):
         taken = feed?(sink) ?? []
         response = sink.finish(truncated: truncated)

@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+import Testing
+import ViewportService
+import ViewportTestSupport
+
+/// Requests that need a round trip to the shared store run on threads of their own
+/// (`store.requestThreads`), with their connections suspended, so that a slow store holds no
+/// HTTP worker: with `http.threads` 2 and several requests waiting on the store, a session this
+/// instance owns is still answered from memory at once. Over sockets, on a real redis-server that
+/// `CLIENT PAUSE` keeps slow.
+@Suite(.serialized, .tags(.live))
+struct StoreOffloadTests {
+    /// Keeps the store answering slowly for `seconds`: every command of the instance's clients
+    /// waits up to `pause` (`CLIENT PAUSE … ALL`, renewed before it ends), within `store.timeout`.
+    static func slowStore(_ redis: RedisTestServer, for seconds: Double, pause milliseconds: Int) -> Thread {
+        let thread = Thread {
+            let until = Date().addingTimeInterval(seconds)
+            while Date() < until {
+                _ = try? redis.cli(["CLIENT", "PAUSE", String(milliseconds), "ALL"])
+                usleep(UInt32(milliseconds - 20) * 1000)
+            }
+        }
+        thread.start()
+        return thread
+    }
+
+    /// Two HTTP workers and a store that may answer slowly within `store.timeout` (1 s).
+    static func configure(_ c: inout ServiceConfiguration, requestThreads: Int = 4) {
+        c.http.threads = 2
+        c.store.requestThreads = requestThreads
+        c.store.leaseTimeout = .seconds(4)
+        c.store.timeout = .seconds(1)
+    }
+
+    static func unknownID(_ k: Int) -> String {
+        String(repeating: "0", count: 24) + String(format: "%08x", 0x1000 + k)
+    }
+
+    @Test func anOwnedSessionIsAnsweredWhileOtherRequestsWaitOnASlowStore() throws {
+        try withCluster(1, configure: { Self.configure(&$0) }) { cluster in
+            let a = try cluster[0].connect(timeout: 10)
+            var session = try SteppedSession(on: a)
+            for _ in 0..<3 { #expect(try session.step(a).status == 200) }
+
+            _ = Self.slowStore(cluster.redis, for: 3, pause: 400)
+            usleep(100_000)
+            // Six clients ask for sessions this instance does not hold: each needs the store.
+            let port = cluster[0].port
+            let stop = Atomic<Bool>(false)
+            let storeAnswers = Mutex<[Double]>([])
+            let askers = Thread {
+                onThreads(6, timeout: 20) { k in
+                    guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return }
+                    var n = 0
+                    while !stop.load(ordering: .relaxed) && n < 50 {
+                        let started = Date()
+                        let reply = try? client.send(method: "GET", path: "/v1/sessions/\(Self.unknownID(k * 100 + n))")
+                        let seconds = Date().timeIntervalSince(started)
+                        if reply?.status == 404 { storeAnswers.withLock { $0.append(seconds) } }
+                        n += 1
+                    }
+                }
+            }
+            askers.start()
+            usleep(300_000)
+
+            // Meanwhile, the owned session's updates are answered from memory.
+            var slowest = 0.0
+            var statuses: [Int: Int] = [:]
+            for _ in 0..<10 {
+                let started = Date()
+                let status = try session.step(a).status
+                slowest = max(slowest, Date().timeIntervalSince(started))
+                statuses[status, default: 0] += 1
+                usleep(100_000)
+            }
+            stop.store(true, ordering: .relaxed)
+            #expect(try eventually(within: 15) { askers.isFinished })
+
+            let waits = storeAnswers.withLock { $0 }.sorted()
+            let median = waits.isEmpty ? 0 : waits[waits.count / 2]
+            let longest = waits.last ?? 0
+            print("store answers: \(waits.count), median \(String(format: "%.3f", median)) s, longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            #expect(waits.count >= 6, "requests that need the store were answered (404)")
+            #expect(longest >= 0.2, "the store was slow: the longest 404 took \(longest) s")
+            #expect(statuses == [200: 10])
+            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind the store")
+        }
+    }
+
+    @Test func stoppingWaitsForRequestsOnTheStoreAndAnswersThem() throws {
+        let cluster = try TestCluster(1) { Self.configure(&$0) }
+        defer { cluster.stop() }
+        let port = cluster[0].port
+        _ = try cluster.redis.cli(["CLIENT", "PAUSE", "700", "ALL"])
+        let statuses = Mutex<[Int]>([])
+        let askers = Thread {
+            onThreads(4, timeout: 20) { k in
+                guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return }
+                let reply = try? client.send(method: "GET", path: "/v1/sessions/\(Self.unknownID(k))")
+                statuses.withLock { $0.append(reply?.status ?? 0) }
+            }
+        }
+        askers.start()
+        usleep(200_000)
+        let started = Date()
+        cluster[0].stop()
+        let seconds = Date().timeIntervalSince(started)
+        #expect(try eventually(within: 10) { askers.isFinished })
+        let answered = statuses.withLock { $0 }
+        print("stopped in \(String(format: "%.3f", seconds)) s; answers \(answered)")
+        // Each request waiting on the store got its answer before the port closed.
+        #expect(answered.count == 4)
+        #expect(answered.allSatisfy { $0 == 404 || $0 == 503 }, "\(answered)")
+        #expect(seconds < 4)
+    }
+
+    @Test func requestsPastTheStoreThreadsQueueAre503WithRetryAfter() throws {
+        // One store thread, so at most 1 + 64 requests wait for the store; the rest answer 503 at once.
+        let cluster = try TestCluster(1) { Self.configure(&$0, requestThreads: 1) }
+        defer { cluster.stop() }
+        let port = cluster[0].port
+        _ = try cluster.redis.cli(["CLIENT", "PAUSE", "800", "ALL"])
+        let replies = Mutex<[(status: Int, retryAfter: String?, detail: String)]>([])
+        #expect(onThreads(80, timeout: 20) { k in
+            guard let client = try? HTTPTestClient.connect(port: port, timeout: 10) else { return }
+            guard let reply = try? client.send(method: "GET", path: "/v1/sessions/\(Self.unknownID(k))") else { return }
+            replies.withLock { $0.append((reply.status, reply.header("Retry-After"), String(decoding: reply.body, as: UTF8.self))) }
+        })
+        let all = replies.withLock { $0 }
+        let refused = all.filter { $0.status == 503 && $0.detail.contains("store.requestThreads") }
+        print("80 requests: \(all.filter { $0.status == 404 }.count) × 404, \(refused.count) refused")
+        #expect(all.count == 80)
+        #expect(all.allSatisfy { $0.status == 404 || $0.status == 503 })
+        #expect(refused.count >= 80 - 65, "at most 65 wait for the store")
+        #expect(refused.allSatisfy { $0.retryAfter == "1" })
+    }
+}
