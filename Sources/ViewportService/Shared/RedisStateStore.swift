@@ -60,16 +60,22 @@ final class RedisStateStore: Sendable {
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: true)
             if Self.isRefusal(error) {
                 health.recordFailure("\(operation): \(error)")
-            } else if error.brokeTheConnection {
-                health.recordUnanswered("\(operation): \(error)")
-            }
-            // No answer (or no connection) for a round trip started then: the store may be cut
-            // off from this instance since then. A pool failing fast tried nothing.
-            if error.brokeTheConnection, !{ if case .unavailable = error { return true } else { return false } }() {
-                health.recordLostReply(sentAt: started)
+            } else if isOneServer {
+                // On a cluster one call reaches one shard: its failure says nothing of the
+                // others (the writer's round notes a cluster that answers nothing at all).
+                noteUnanswered(error, operation: operation, sentAt: started)
             }
             throw StoreFailure(operation: operation, error: error)
         }
+    }
+
+    /// A round trip sent at `sentAt` got no answer (or no connection): the store may be cut off
+    /// from this instance since then. A pool failing fast tried nothing.
+    private func noteUnanswered(_ error: RedisError, operation: String, sentAt: Int64) {
+        guard error.brokeTheConnection else { return }
+        health.recordUnanswered("\(operation): \(error)")
+        if case .unavailable = error { return }
+        health.recordLostReply(sentAt: sentAt)
     }
 
     /// Error replies that mean the store will not serve this client until someone acts (a
@@ -271,7 +277,8 @@ final class RedisStateStore: Sendable {
         return (pool as? RedisClusterClient)?.isCluster == false
     }
 
-    /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
+    /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all (on a
+    /// cluster: the writes of the shard that failed).
     func write(_ writes: [Write], operation: String = "write") -> [Outcome] {
         round(writes: writes, operation: operation).writes
     }
@@ -340,23 +347,41 @@ final class RedisStateStore: Sendable {
         commands += layoutIDs.map { RedisCommand("PEXPIRE", keys.layout($0), layoutMilliseconds) }
 
         if heartbeat { health.heartbeatSent(at: sentAt) }
-        var replies: [RedisReply]
-        do throws(StoreFailure) {
-            replies = try timed(operation, refusalsFail: false) { () throws(RedisError) in try pool.pipeline(commands) }
-            if replies.count != commands.count { throw StoreFailure(operation: operation, error: .unexpected("\(replies.count) replies")) }
-        } catch {
+        // Each command's reply, or why it got none: on a cluster a shard that fails (a primary
+        // failing over) fails the writes and renewals of its cells only.
+        let results = pool.pipelineResults(commands)
+        let failures = results.map { result -> RedisError? in
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        let replies = results.map { result -> RedisReply in
+            if case .success(let reply) = result { return reply }
+            return .null
+        }
+        metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - sentAt, failed: failures.contains { $0 != nil })
+        if let error = failures.lazy.compactMap({ $0 }).first, failures.allSatisfy({ $0 != nil }), isOneServer || cellBeats {
+            // No part of the store answered (on a cluster: not one shard of the heartbeat that
+            // goes to every cell): as any round trip without an answer.
+            noteUnanswered(error, operation: operation, sentAt: sentAt)
             if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: false) }
-            let outcome: Outcome = Self.mayHaveRun(error.error) ? .failed : .unsent
+            let outcome: Outcome = Self.mayHaveRun(error) ? .failed : .unsent
             return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count))
         }
         if let refusal = Self.refusal(in: replies) { health.recordFailure("\(operation): \(refusal)") }
         if heartbeat {
-            let answered = replies[0].errorMessage == nil
+            let answered = (0..<heartbeatCount).contains { failures[$0] == nil && replies[$0].errorMessage == nil }
             health.heartbeatEnded(sentAt: sentAt, answered: answered)
-            if cellBeats { noteCellBeats(Array(replies[1..<heartbeatCount]), sentAt: sentAt) }
+            if cellBeats { noteCellBeats(Array(results[1..<heartbeatCount]), sentAt: sentAt) }
         }
         var missing = Set<String>()
-        for (offset, id) in layoutIDs.enumerated() where replies[firstLayout + offset].integer == 0 { missing.insert(id) }
+        for (offset, id) in layoutIDs.enumerated() where failures[firstLayout + offset] == nil && replies[firstLayout + offset].integer == 0 {
+            missing.insert(id)
+        }
+        func outcome(_ command: Int, layouts: [String]) -> Outcome {
+            if let error = failures[command] { return Self.mayHaveRun(error) ? .failed : .unsent }
+            let reply = replies[command]
+            return outcome(reply, layouts: layouts)
+        }
         func outcome(_ reply: RedisReply, layouts: [String]) -> Outcome {
             switch reply.text {
             case "ok": return layouts.contains(where: missing.contains) ? .layoutMissing : .ok
@@ -372,7 +397,9 @@ final class RedisStateStore: Sendable {
         var writeOutcomes = Array(repeating: Outcome.failed, count: writes.count)
         for call in writeCalls {
             let reply = replies[call.command]
-            if let answers = reply.array, answers.count == call.writes.count {
+            if failures[call.command] != nil {
+                for index in call.writes { writeOutcomes[index] = outcome(call.command, layouts: []) }
+            } else if let answers = reply.array, answers.count == call.writes.count {
                 for (answer, index) in zip(answers, call.writes) { writeOutcomes[index] = outcome(answer, layouts: writes[index].layouts) }
             } else if call.writes.count == 1 {
                 writeOutcomes[call.writes[0]] = outcome(reply, layouts: writes[call.writes[0]].layouts)
@@ -381,7 +408,7 @@ final class RedisStateStore: Sendable {
         }
         return (
             writeOutcomes,
-            renewals.enumerated().map { outcome(replies[firstRenewal + $0.offset], layouts: $0.element.layouts) }
+            renewals.enumerated().map { outcome(firstRenewal + $0.offset, layouts: $0.element.layouts) }
         )
     }
 
@@ -445,7 +472,7 @@ final class RedisStateStore: Sendable {
         var answered = false
         defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
         let replies = try timed("heartbeat") { () throws(RedisError) in try pool.pipeline(heartbeatCommands(allCells: true)) }
-        noteCellBeats(Array(replies.dropFirst()), sentAt: sentAt)
+        noteCellBeats(replies.dropFirst().map { .success($0) }, sentAt: sentAt)
         if let message = replies.lazy.compactMap(\.errorMessage).first { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
         answered = true
     }
@@ -468,12 +495,12 @@ final class RedisStateStore: Sendable {
 
     /// The replies of every cell's heartbeat, in cell order: the cells it reached were heard
     /// from; when it reached all, the next is due an eighth of a lease after `sentAt`.
-    private func noteCellBeats(_ replies: [RedisReply], sentAt: Int64) {
+    private func noteCellBeats(_ replies: [Result<RedisReply, RedisError>], sentAt: Int64) {
         guard replies.count == StoreKeys.cellCount else { return }
         let reachedAll = heardBefore.withLock { heard in
             var all = true
             for (index, reply) in replies.enumerated() {
-                if reply.text == "ok" { heard[index] = true } else { all = false }
+                if case .success(let reply) = reply, reply.text == "ok" { heard[index] = true } else { all = false }
             }
             return all
         }
