@@ -132,20 +132,56 @@ struct OutageGraceTests {
         #expect(try graceLeft(id) == -2)
     }
 
-    @Test func aHeartbeatAfterASilenceOfEveryInstanceStartsTheGrace() throws {
+    @Test func anOwnersHeartbeatAfterASilenceOfEveryInstanceStartsTheGrace() throws {
         defer { redis.stop() }
-        let asker = instance("asker")
-        try asker.heartbeat()
-        #expect(try graceLeft() == -2, "no grace at the first heartbeat")
+        let owner = instance("owner")
+        let id = "44444444444444444444444444444444"
+        try owner.heartbeat()
+        #expect(try graceLeft(id) == -2, "no grace at the first heartbeat")
+        // Its first session in the cell: the beat that goes with its first write finds the cell
+        // idle, not cut off.
+        try setBeat(silence: 5000)
+        #expect([.ok, .layoutMissing].contains(open(id, on: owner)))
+        #expect(try graceLeft(id) == -2)
         // Shorter than half a lease: no grace.
         try setBeat(silence: 800)
-        try asker.heartbeat()
-        #expect(try graceLeft() == -2)
+        try owner.heartbeat()
+        #expect(try graceLeft(id) == -2)
         // Longer: a lease of grace.
         try setBeat(silence: 1200)
-        try asker.heartbeat()
-        let grace = try graceLeft()
+        try owner.heartbeat()
+        let grace = try graceLeft(id)
         #expect(grace > 1500 && grace <= 2000)
+        // An instance that holds no lease in a cell does not beat it: a silence there starts
+        // nothing (nobody's session there is waited for).
+        try inEveryCell(keys.grace(cell:)) { RedisCommand("DEL", $0) }
+        try setBeat(silence: 1200)
+        try instance("idle").heartbeat()
+        #expect(try graceLeft(id) == -2)
+    }
+
+    @Test func anInstanceThatTookASessionCountsItsBeatsFromThen() throws {
+        // A cell idle for long (its `beat` old): the instance that takes a session there starts
+        // no grace with its first beat; once it is cut off with everyone else for longer than
+        // the gap, its next beat does.
+        defer { redis.stop() }
+        let id = "55555555555555555555555555555555"
+        #expect([.ok, .layoutMissing].contains(open(id, on: instance("first"))))
+        let release = RedisStateStore.Write(
+            session: id, ticket: .init(epoch: 1, version: 2, handleLimit: 1024, create: false, sentAt: 0), snapshot: Array("v2".utf8),
+            layouts: [], release: true)
+        #expect([.ok, .layoutMissing].contains(instance("first").write([release]).first ?? .failed))
+        try setBeat(silence: 5000)
+        let taker = instance("taker")
+        guard case .acquired = try taker.acquire(id, replyKey: keys.reply("r", session: id)) else {
+            Issue.record("a released session is taken")
+            return
+        }
+        try taker.heartbeat()
+        #expect(try graceLeft(id) == -2, "the cell was idle, not cut off")
+        try setBeat(silence: 1200)
+        try taker.heartbeat()
+        #expect(try graceLeft(id) > 1500)
     }
 
     @Test func aLeaseNeverOutlivesItsOwnersHeartbeatAfterTheStoreLostItsKeys() throws {
@@ -197,12 +233,12 @@ struct OutageGraceTests {
         #expect([.ok, .layoutMissing].contains(open(alive, on: owner)))
         try simulateOutage(of: [dead, alive], owner: "crashed")
         try forget("owner")
-        try asker.heartbeat()  // notes the silence: the grace starts now
-        #expect(try graceLeft(dead) > 0 && graceLeft(alive) > 0)
+        // The first to reach the cell after the silence notes it: the grace starts now.
         guard case .outage = try asker.acquire(dead, replyKey: keys.reply("r", session: dead)) else {
             Issue.record("right after the store answers again, any owner may still come back")
             return
         }
+        #expect(try graceLeft(dead) > 0)
         // Later in the grace (as if it had started `comeback` ago): the owner heard from again
         // (its heartbeat) is waited for; the one never heard from is dead.
         let started = try storeNow() - owner.comebackMilliseconds - 1

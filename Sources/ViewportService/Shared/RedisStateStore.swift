@@ -45,6 +45,7 @@ final class RedisStateStore: Sendable {
         self.handleBlock = handleBlock
         self.metrics = metrics
         self.health = health
+        self.liveness = Mutex(CellLiveness(cellCount: StoreKeys.cellCount, leaseNanoseconds: leaseMilliseconds * 1_000_000))
     }
 
     /// A round trip, timed and counted. An error reply that says the store refuses this client
@@ -169,12 +170,8 @@ final class RedisStateStore: Sendable {
         return replies[0].integer == 1 || replies[1].integer == 0 || (replies[2].integer ?? -2) > 0
     }
 
-    /// Per cell, whether a heartbeat of this instance reached it: one that finds no `beat` after
-    /// that knows the store lost the cell's keys.
-    private let heardBefore = Mutex<[Bool]>(Array(repeating: false, count: StoreKeys.cellCount))
-    /// When the last heartbeat of every cell was sent that got its answers (monotonic ns; 0:
-    /// none yet).
-    private let cellsBeatAt = Atomic<Int64>(0)
+    /// Which cells this instance beats, and what it knows of each.
+    private let liveness: Mutex<CellLiveness>
 
     enum Acquisition: Equatable {
         /// No such session in the store.
@@ -196,6 +193,7 @@ final class RedisStateStore: Sendable {
     var outageGapMilliseconds: Int64 { max(1, leaseMilliseconds / 2) }
 
     func acquire(_ id: String, replyKey: String) throws(StoreFailure) -> Acquisition {
+        let sentAt = Monotonic.nanoseconds()
         let reply = try timed("acquire") { () throws(RedisError) in
             try pool.send(.evalsha(
                 StoreScripts.acquire, keys: [keys.session(id), keys.lease(id), keys.beat(of: id), keys.grace(of: id), keys.seen(of: id)],
@@ -220,10 +218,11 @@ final class RedisStateStore: Sendable {
             return .owned(by: owner, leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
         case "outage" where fields.count == 2:
             return .outage(millisecondsLeft: fields[1].integer ?? leaseMilliseconds)
-        case "acquired" where fields.count == 6:
+        case "acquired" where fields.count == 7:
             guard let epoch = fields[1].integer, let before = fields[2].integer, let version = fields[3].integer,
-                let snapshot = fields[4].bytes, let stolen = fields[5].integer
+                let snapshot = fields[4].bytes, let stolen = fields[5].integer, let storeTime = fields[6].integer
             else { throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)")) }
+            liveness.withLock { $0.acquired(StoreKeys.cellIndex(of: id), storeTime: storeTime, sentAt: sentAt) }
             return .acquired(epoch: epoch, reservedBefore: Int(before), version: UInt64(max(0, version)), snapshot: snapshot, stolen: stolen == 1)
         default:
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -288,26 +287,40 @@ final class RedisStateStore: Sendable {
         round(renewals: renewals, operation: "renew").renewals
     }
 
-    /// One round trip of the writer: the heartbeat (``heartbeatCommands(allCells:)``: every
-    /// cell's when an eighth of a lease went by since the last that got through), the writes
+    /// One round trip of the writer: the heartbeat (this instance's key; its beats in the cells
+    /// it may hold leases in, when an eighth of a lease went by since the last that all got
+    /// through, and in a cell it begins to hold one in, before the write; the coarse check of
+    /// every cell every few leases: ``CellLiveness``), the writes
     /// (one script call per cell) and the renewals, and the expiry of every layout they name,
     /// once per layout. A layout the store no longer has makes the outcome of the writes and
     /// renewals naming it ``Outcome/layoutMissing``.
     func round(heartbeat: Bool = false, writes: [Write] = [], renewals: [Renewal] = [], operation: String = "write")
         -> (writes: [Outcome], renewals: [Outcome])
     {
-        guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], []) }
+        let result = round(heartbeat: heartbeat, forceBeats: false, writes: writes, renewals: renewals, operation: operation)
+        return (result.writes, result.renewals)
+    }
+
+    /// ``round(heartbeat:writes:renewals:operation:)``, with every beat and check now
+    /// (`forceBeats`), and whether the heartbeat got an answer.
+    private func round(heartbeat: Bool, forceBeats: Bool, writes: [Write], renewals: [Renewal], operation: String)
+        -> (writes: [Outcome], renewals: [Outcome], answered: Bool)
+    {
+        guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], [], false) }
         var commands: [RedisCommand] = []
-        var cellBeats = false
         let sentAt = Monotonic.nanoseconds()
-        if heartbeat {
-            let last = cellsBeatAt.load(ordering: .relaxed)
-            cellBeats = last == 0 || sentAt - last >= leaseMilliseconds * 1_000_000 / 8
-            commands += heartbeatCommands(allCells: cellBeats)
-        } else if !renewals.isEmpty || writes.contains(where: { !$0.release }) {
-            commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
+        let leasing = writes.filter { !$0.release }.map(\.session) + renewals.map(\.session)
+        let (beats, check, due) = liveness.withLock { cells in
+            let before = cells.beatAt
+            let plan = cells.plan(now: sentAt, heartbeat: heartbeat, force: forceBeats, writing: leasing.map(StoreKeys.cellIndex(of:)))
+            return (plan.beats, plan.check, heartbeat && (forceBeats || before == .min || sentAt - before >= leaseMilliseconds * 1_000_000 / 8))
         }
-        let heartbeatCount = heartbeat ? commands.count : 0
+        if heartbeat || !leasing.isEmpty { commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds)) }
+        let firstBeat = commands.count
+        commands += beatCommands(beats)
+        let firstCheck = commands.count
+        if check { commands += checkCommands() }
+        let heartbeatCount = commands.count
         // The writes, one script call per cell on a cluster, one in all on one server
         // (``StoreScripts/write``): (command, indices of its writes).
         var writeCalls: [(command: Int, writes: [Int])] = []
@@ -359,19 +372,23 @@ final class RedisStateStore: Sendable {
             return .null
         }
         metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - sentAt, failed: failures.contains { $0 != nil })
-        if let error = failures.lazy.compactMap({ $0 }).first, failures.allSatisfy({ $0 != nil }), isOneServer || cellBeats {
-            // No part of the store answered (on a cluster: not one shard of the heartbeat that
-            // goes to every cell): as any round trip without an answer.
+        if let error = failures.lazy.compactMap({ $0 }).first, failures.allSatisfy({ $0 != nil }), isOneServer || heartbeat {
+            // No part of the store answered (on a cluster: not one shard of the writer's round,
+            // which beats every cell this instance holds leases in): as any round trip without an
+            // answer.
             noteUnanswered(error, operation: operation, sentAt: sentAt)
             if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: false) }
             let outcome: Outcome = Self.mayHaveRun(error) ? .failed : .unsent
-            return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count))
+            return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count), false)
         }
         if let refusal = Self.refusal(in: replies) { health.recordFailure("\(operation): \(refusal)") }
-        if heartbeat {
-            let answered = (0..<heartbeatCount).contains { failures[$0] == nil && replies[$0].errorMessage == nil }
-            health.heartbeatEnded(sentAt: sentAt, answered: answered)
-            if cellBeats { noteCellBeats(Array(results[1..<heartbeatCount]), sentAt: sentAt) }
+        func reached(_ command: Int) -> Bool { failures[command] == nil && replies[command].text == "ok" }
+        let answered = (0..<heartbeatCount).contains { failures[$0] == nil && replies[$0].errorMessage == nil }
+        if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
+        liveness.withLock { cells in
+            cells.record(
+                sentAt: sentAt, beats: beats.enumerated().map { ($0.element.cell, reached(firstBeat + $0.offset)) }, due: due,
+                checked: check ? (0..<StoreKeys.cellCount).map { reached(firstCheck + $0) } : nil)
         }
         var missing = Set<String>()
         for (offset, id) in layoutIDs.enumerated() where failures[firstLayout + offset] == nil && replies[firstLayout + offset].integer == 0 {
@@ -406,10 +423,16 @@ final class RedisStateStore: Sendable {
             }
             // Else the call stopped midway (the writes before it ran): failed.
         }
-        return (
-            writeOutcomes,
-            renewals.enumerated().map { outcome(firstRenewal + $0.offset, layouts: $0.element.layouts) }
-        )
+        let renewalOutcomes = renewals.enumerated().map { outcome(firstRenewal + $0.offset, layouts: $0.element.layouts) }
+        liveness.withLock { cells in
+            for (w, result) in zip(writes, writeOutcomes) where !w.release && [.ok, .layoutMissing, .missing].contains(result) {
+                cells.leased(StoreKeys.cellIndex(of: w.session), sentAt: sentAt)
+            }
+            for (r, result) in zip(renewals, renewalOutcomes) where [.ok, .layoutMissing].contains(result) {
+                cells.leased(StoreKeys.cellIndex(of: r.session), sentAt: sentAt)
+            }
+        }
+        return (writeOutcomes, renewalOutcomes, answered)
     }
 
     func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {
@@ -463,48 +486,34 @@ final class RedisStateStore: Sendable {
 
     // MARK: Instances
 
-    /// This instance is alive for another lease (and the store notes when every instance had
-    /// lost it: ``StoreScripts/heartbeat``). The writer sends it in its round's pipeline
-    /// (``round(heartbeat:writes:renewals:operation:)``).
+    /// This instance is alive for another lease: its heartbeat key, its beat in every cell it may
+    /// hold leases in, and the coarse check of every cell (``CellLiveness``), now. The writer
+    /// sends the same in its rounds (``round(heartbeat:forceBeats:writes:renewals:operation:)``),
+    /// each part when it is due.
     func heartbeat() throws(StoreFailure) {
-        let sentAt = Monotonic.nanoseconds()
-        health.heartbeatSent(at: sentAt)
-        var answered = false
-        defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
-        let replies = try timed("heartbeat") { () throws(RedisError) in try pool.pipeline(heartbeatCommands(allCells: true)) }
-        noteCellBeats(replies.dropFirst().map { .success($0) }, sentAt: sentAt)
-        if let message = replies.lazy.compactMap(\.errorMessage).first { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
-        answered = true
+        guard round(heartbeat: true, forceBeats: true, writes: [], renewals: [], operation: "heartbeat").answered else {
+            throw StoreFailure(operation: "heartbeat", error: .unavailable("no part of the store answered"))
+        }
     }
 
-    /// This instance's heartbeat key (`instance:<id>`, alive for another lease: what a suspect
-    /// owner is checked by, ``heardFrom(_:)``), then, with `allCells`, its heartbeat in every
-    /// cell (``StoreScripts/heartbeat``).
-    private func heartbeatCommands(allCells: Bool) -> [RedisCommand] {
-        var commands = [RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds)]
-        guard allCells else { return commands }
-        let heard = heardBefore.withLock { $0 }
-        for index in 0..<StoreKeys.cellCount {
-            let cell = StoreKeys.cell(index)
-            commands.append(.evalsha(
+    /// This instance's beat in each of `beats`' cells (``StoreScripts/heartbeat``).
+    private func beatCommands(_ beats: [(cell: Int, floor: Int64)]) -> [RedisCommand] {
+        let heard = liveness.withLock { cells in beats.map { cells.cells[$0.cell].heard } }
+        return zip(beats, heard).map { beat, heard in
+            let cell = StoreKeys.cell(beat.cell)
+            return .evalsha(
                 StoreScripts.heartbeat, keys: [keys.beat(cell: cell), keys.grace(cell: cell), keys.seen(cell: cell)],
-                arguments: [leaseMilliseconds, outageGapMilliseconds, heard[index] ? "1" : "0", instance]))
+                arguments: [leaseMilliseconds, outageGapMilliseconds, heard ? "1" : "0", instance, beat.floor])
         }
-        return commands
     }
 
-    /// The replies of every cell's heartbeat, in cell order: the cells it reached were heard
-    /// from; when it reached all, the next is due an eighth of a lease after `sentAt`.
-    private func noteCellBeats(_ replies: [Result<RedisReply, RedisError>], sentAt: Int64) {
-        guard replies.count == StoreKeys.cellCount else { return }
-        let reachedAll = heardBefore.withLock { heard in
-            var all = true
-            for (index, reply) in replies.enumerated() {
-                if case .success(let reply) = reply, reply.text == "ok" { heard[index] = true } else { all = false }
-            }
-            return all
+    /// The coarse check of every cell (``StoreScripts/cellCheck``).
+    private func checkCommands() -> [RedisCommand] {
+        let heard = liveness.withLock { $0.cells.map(\.heard) }
+        return heard.indices.map { index in
+            let cell = StoreKeys.cell(index)
+            return .evalsha(StoreScripts.cellCheck, keys: [keys.beat(cell: cell), keys.grace(cell: cell)], arguments: [leaseMilliseconds, heard[index] ? "1" : "0"])
         }
-        if reachedAll { cellsBeatAt.store(sentAt, ordering: .relaxed) }
     }
 
     /// This instance is gone (after its sessions were released): its heartbeat key, and its

@@ -26,15 +26,17 @@ struct StoreKeys: Sendable {
 
     /// How many cells sessions are spread over: a power of two dividing the 16,384 slots, fixed
     /// for the life of a store (another count puts sessions in other keys). Each instance's
-    /// heartbeat touches every cell; a resharding moves whole cells.
+    /// heartbeat touches the cells where it holds leases (``CellLiveness``); a resharding moves
+    /// whole cells.
     static let cellCount = 256
 
     /// The hash tag of the cell of session `id`, braces included.
     /// - Complexity: O(id length).
-    static func cell(of id: String) -> String {
-        let index = Int(RedisHashSlot.crc16(Array(id.utf8))) & (cellCount - 1)
-        return cell(index)
-    }
+    static func cell(of id: String) -> String { cell(cellIndex(of: id)) }
+
+    /// The index of the cell of session `id` (0 ..< ``cellCount``).
+    /// - Complexity: O(id length).
+    static func cellIndex(of id: String) -> Int { Int(RedisHashSlot.crc16(Array(id.utf8))) & (cellCount - 1) }
 
     /// The hash tag of cell `index` (0 ..< ``cellCount``), braces included.
     static func cell(_ index: Int) -> String { cells[index] }

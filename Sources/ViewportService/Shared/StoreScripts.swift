@@ -12,31 +12,47 @@ import ViewportRedis
 enum StoreScripts {
     /// The store's clock in milliseconds, and the start of a grace period in a cell when no
     /// instance's heartbeat reached the cell for `gap` ms before this: then that part of the
-    /// store was unreachable for every instance (paused, restarted, failed over, cut off), not
-    /// one instance dead. Expects `beatKey`, `graceKey`, `gap` (ms) and `leaseMs` as locals.
+    /// store may have been unreachable for every instance (paused, restarted, failed over, cut
+    /// off), or its owners are dead. Unless a grace runs already: in a cell nobody beats any
+    /// more (its owners died) each grace is one lease, and an owner not heard from within the
+    /// comeback window of its start is taken as dead (``acquire``). Expects `beatKey`,
+    /// `graceKey`, `gap` (ms) and `leaseMs` as locals.
     private static let notingOutages = #"""
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
         local last = tonumber(redis.call('GET', beatKey) or '0')
-        if last > 0 and now - last > gap then redis.call('SET', graceKey, now, 'PX', leaseMs) end
+        if last > 0 and now - last > gap then redis.call('SET', graceKey, now, 'PX', leaseMs, 'NX') end
         """#
 
-    /// One cell's heartbeat. KEYS: the cell's `beat`, `grace`, `seen`. ARGV: lease ms, gap ms,
-    /// whether this instance's heartbeat reached this cell before ('1'/'0'), instance.
+    /// One cell's heartbeat, sent by an instance that may hold leases in the cell
+    /// (``CellLiveness``). KEYS: the cell's `beat`, `grace`, `seen`. ARGV: lease ms, gap ms,
+    /// whether this instance's beat or check reached this cell before ('1'/'0'), instance, and
+    /// the floor: -1 (this instance begins to beat the cell: no expectation), 0 (it beat the cell
+    /// before: `beat` is its last beat at least) or the store time (ms) it took a session of the
+    /// cell at.
     ///
     /// The store heard from an instance in the cell now (`beat`, the store's clock; `seen`, per
-    /// instance). After a silence of every instance in the cell (see ``notingOutages``) a
-    /// lease-long grace starts (`grace`), during which sessions of the cell whose owner did not
-    /// release them are not taken from that owner (``acquire``): it gets to write back what it
-    /// answered while the store was away, and takes its lapsed leases back. The same grace starts
-    /// when `beat` is gone although this instance wrote it before: the store lost the cell's keys
+    /// instance). When `beat` is older than the gap (and than the floor), no instance's beat
+    /// reached the cell for that long although this one kept sending them: that part of the
+    /// store was unreachable for every instance (paused, restarted, failed over, cut off), not
+    /// one instance dead. Then a lease-long grace starts (`grace`), during which sessions of the
+    /// cell whose owner did not release them are not taken from that owner (``acquire``): it gets
+    /// to write back what it answered while the store was away, and takes its lapsed leases
+    /// back. The same grace starts when `beat` is gone although this instance's beat or check
+    /// reached the cell before (or is only the `1` of a coarse check, ``cellCheck``, where this
+    /// instance's own beats had been: the gap rule): the store lost the cell's keys
     /// (restarted empty, flushed, failed over to a replica that had not got them), and sessions
     /// their owners still hold are missing until written back (not a 404 meanwhile). Instances
     /// not heard from for a hundred leases leave `seen`.
     static let heartbeat = RedisScript(#"""
         local beatKey, graceKey, leaseMs, gap = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
-        """# + "\n" + notingOutages + "\n" + #"""
-        if last == 0 and ARGV[3] == '1' then redis.call('SET', graceKey, now, 'PX', leaseMs) end
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        local last = tonumber(redis.call('GET', beatKey) or '0')
+        local floor = tonumber(ARGV[5])
+        if (last == 0 and ARGV[3] == '1') or (floor >= 0 and last > 0 and now - math.max(last, floor) > gap) then
+          redis.call('SET', graceKey, now, 'PX', leaseMs)
+        end
         redis.call('SET', beatKey, now)
         redis.call('HSET', KEYS[3], ARGV[4], now)
         if redis.call('HLEN', KEYS[3]) > 64 then
@@ -45,6 +61,24 @@ enum StoreScripts {
             if now - tonumber(all[i + 1]) > 100 * leaseMs then redis.call('HDEL', KEYS[3], all[i]) end
           end
         end
+        return 'ok'
+        """#)
+
+    /// The coarse check of a cell (``CellLiveness``). KEYS: the cell's `beat`, `grace`. ARGV:
+    /// lease ms, whether this instance's beat or check reached this cell before ('1'/'0').
+    ///
+    /// Makes sure `beat` exists, so that a session missing from a cell with `beat` is gone (404)
+    /// and one missing from a cell without it may have been lost by the store (``acquire``).
+    /// Never moves an existing `beat` (that would hide an outage from the cell's owners): a
+    /// missing one is set to `1` (long ago), and when this instance had reached the cell before,
+    /// the store lost the cell's keys: a grace starts, as in ``heartbeat``.
+    static let cellCheck = RedisScript(#"""
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 'ok' end
+        if ARGV[2] == '1' then
+          local clock = redis.call('TIME')
+          redis.call('SET', KEYS[2], tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000), 'PX', ARGV[1])
+        end
+        redis.call('SET', KEYS[1], '1')
         return 'ok'
         """#)
 
@@ -58,8 +92,9 @@ enum StoreScripts {
     /// the cell's grace after every instance lost it (see ``heartbeat``) when the previous owner
     /// did not release it (`free`): its owner may still have answered changes it could not
     /// write; else takes it: `{'acquired', epoch, handles reserved before, version, snapshot,
-    /// stolen}` (stolen: from an owner whose lease lapsed without a release). A handle block is
-    /// reserved for the new owner.
+    /// stolen, store ms}` (stolen: from an owner whose lease lapsed without a release; the store's
+    /// clock, from which the new owner's beats of the cell count: ``heartbeat``). A handle block
+    /// is reserved for the new owner.
     static let acquire = RedisScript(#"""
         if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then
           -- Missing during a grace, or before any heartbeat reached a cell that lost its keys:
@@ -97,7 +132,9 @@ enum StoreScripts {
         local hwm = tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0')
         redis.call('HSET', KEYS[1], 'hwm', hwm + tonumber(ARGV[3]))
         redis.call('SET', KEYS[2], ARGV[1] .. '|' .. epoch, 'PX', ARGV[2])
-        return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
+        local taken = redis.call('TIME')
+        return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen,
+          tonumber(taken[1]) * 1000 + math.floor(tonumber(taken[2]) / 1000)}
         """#)
 
     /// Writes of several sessions of one cell in one call (a script call costs more than the few
