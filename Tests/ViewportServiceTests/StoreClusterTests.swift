@@ -83,7 +83,10 @@ struct StoreClusterTests {
             #expect(all.allSatisfy { $0.applied > 5 })
             // Any instance answers every session's state.
             let other = try a.connect()
-            for (id, _) in sessions { #expect(try other.get("/v1/sessions/\(id)").status == 200) }
+            for (id, _) in sessions {
+                let reply = try other.get("/v1/sessions/\(id)")
+                #expect(reply.status == 200, "\(reply.text)")
+            }
         }
     }
 
