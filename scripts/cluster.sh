@@ -24,14 +24,15 @@
 #       stops a container of the compose project; nothing may be lost either)
 #
 # Other options: --binary PATH (default: build release viewportd), --scratch-path DIR,
-# --redis-port P (default: a free port), --http-threads N.
+# --redis-port P (default: a free port), --store-url URL (a store that runs already, such as a
+# Redis Cluster from scripts/redis-cluster.sh, instead of starting a redis-server), --http-threads N.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command="${1:-}"; [[ $# -gt 0 ]] && shift
 instances=3 port=8080 binary="" dir="${TMPDIR:-/tmp}/viewportd-cluster" redis_port="" http_threads=""
 scratch="$repo_root/.build" duration=20s connections=32 threads=2 restart=1 kill_mode=0 target=""
-url="" disrupt=""
+url="" disrupt="" store_url=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --instances) instances="$2"; shift 2 ;;
@@ -39,6 +40,7 @@ while [[ $# -gt 0 ]]; do
         --binary) binary="$2"; shift 2 ;;
         --dir) dir="$2"; shift 2 ;;
         --redis-port) redis_port="$2"; shift 2 ;;
+        --store-url) store_url="$2"; shift 2 ;;
         --http-threads) http_threads="$2"; shift 2 ;;
         --scratch-path) scratch="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
@@ -90,7 +92,7 @@ build_binary() {
 start_instance() {  # start_instance K: viewportd K on its port, sharing the store
     local k="$1" p
     p="$(state "viewportd-$k.port")"
-    local env_args=(HTTP_HOST=127.0.0.1 HTTP_PORT="$p" STORE_URL="redis://127.0.0.1:$(state redis.port)"
+    local env_args=(HTTP_HOST=127.0.0.1 HTTP_PORT="$p" STORE_URL="$(state store-url)"
                     SESSIONS_MAX=100000 HTTP_CONNECTION_TIMEOUT=600 LOG_LEVEL="${LOG_LEVEL:-info}")
     [[ -n "$(state http-threads)" ]] && env_args+=(HTTP_THREADS="$(state http-threads)")
     ( cd "$repo_root" && exec env "${env_args[@]}" "$(state binary)" ) >>"$dir/viewportd-$k.log" 2>&1 &
@@ -122,13 +124,19 @@ cmd_start() {
     echo "$binary" > "$dir/binary"
     echo "$instances" > "$dir/instances"
     echo "$http_threads" > "$dir/http-threads"
+    if [[ -n "$store_url" ]]; then
+        echo "$store_url" > "$dir/store-url"
+        log "the store: $store_url"
+    else
     echo "${redis_port:-$(free_port)}" > "$dir/redis.port"
+    echo "redis://127.0.0.1:$(state redis.port)" > "$dir/store-url"
     redis-server --port "$(state redis.port)" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
         --protected-mode no --loglevel warning >"$dir/redis.log" 2>&1 &
     echo $! > "$dir/redis.pid"
     for ((i = 0; i < 100; i++)); do redis-cli -p "$(state redis.port)" ping >/dev/null 2>&1 && break; sleep 0.1; done
     redis-cli -p "$(state redis.port)" ping >/dev/null 2>&1 || die "redis-server did not start: $(cat "$dir/redis.log")"
     log "redis-server on 127.0.0.1:$(state redis.port) (pid $(state redis.pid))"
+    fi
     for ((k = 1; k <= instances; k++)); do
         free_port > "$dir/viewportd-$k.port"
         start_instance "$k"

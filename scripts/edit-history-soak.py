@@ -4,7 +4,7 @@
 Starts a redis-server and two viewportd instances (`STORE_URL`) on free loopback ports, posts a
 chat of 40 measured messages, opens a session on instance A and PATCHes it there: insert 20
 messages, remove them, `--rounds` times. Every `--every` rounds it reports the session's snapshot
-in the store (`HSTRLEN session:{id} snap`), instance A's RSS, and the time a viewport update takes
+in the store (`HSTRLEN session:{cell}:<id> snap`), instance A's RSS, and the time a viewport update takes
 on instance B (a handover: B restores the session from its snapshot, replaying its edits), then
 continues on A (another handover back). Unfolded, the snapshot would grow by ~1.3 KB a round;
 it folds into a checkpoint once the edits outgrow the layout's binary form.
@@ -97,7 +97,10 @@ def main():
                 started = time.perf_counter()
                 request(b, "POST", f"/v1/sessions/{session}/viewport", {"offset": [0, round % 300]})
                 handover_ms = (time.perf_counter() - started) * 1000
-                size = subprocess.run(["redis-cli", "-p", str(redis_port), "HSTRLEN", f"viewportd:session:{{{session}}}", "snap"],
+                # The session's key carries its cell's hash tag: `viewportd:session:{<cell>}:<id>`.
+                key = subprocess.run(["redis-cli", "-p", str(redis_port), "--scan", "--pattern", f"viewportd:session:*:{session}"],
+                                     capture_output=True, text=True).stdout.split()
+                size = subprocess.run(["redis-cli", "-p", str(redis_port), "HSTRLEN", key[0] if key else "-", "snap"],
                                       capture_output=True, text=True).stdout.strip()
                 print(f"{round:>7} {2 * round:>6} {size:>11} {rss_kb(pid_a) / 1024:>9.1f} {handover_ms:>15.1f}", flush=True)
                 # Back to A (another handover) for the next rounds.

@@ -58,6 +58,50 @@ import time
 from resp import Resp
 
 PREFIX = "viewportd:"
+
+CELLS = 256  # StoreKeys.cellCount
+
+
+def crc16(data):
+    """CRC16/XMODEM, Redis Cluster's key hash."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def _cell_tags():
+    """The hash tag of each cell: the first base-36 number in slot cell * (16384 / CELLS), as
+    RedisHashSlot.tag(forSlot:) makes it."""
+    wanted = {k * (16384 // CELLS): k for k in range(CELLS)}
+    tags = [None] * CELLS
+    n, left = 0, CELLS
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    while left:
+        x, tag = n, ""
+        while True:
+            x, r = divmod(x, 36)
+            tag = digits[r] + tag
+            if x == 0:
+                break
+        k = wanted.get(crc16(tag.encode()) & 16383)
+        if k is not None and tags[k] is None:
+            tags[k] = tag
+            left -= 1
+        n += 1
+    return tags
+
+
+CELL_TAGS = _cell_tags()
+
+
+def session_key(kind, session):
+    """`session:{c}:<id>` or `lease:{c}:<id>` (StoreKeys)."""
+    cell = CELL_TAGS[crc16(session.encode()) & (CELLS - 1)]
+    return f"{PREFIX}{kind}:{{{cell}}}:{session}"
 LEASE = 2.0
 
 
@@ -148,7 +192,7 @@ class Sampler:
             if ids:
                 commands = []
                 for s in ids:
-                    commands += [("GET", f"{PREFIX}lease:{{{s}}}"), ("HMGET", f"{PREFIX}session:{{{s}}}", "epoch", "free")]
+                    commands += [("GET", session_key("lease", s)), ("HMGET", session_key("session", s), "epoch", "free")]
                 sent = now()
                 try:
                     replies = self.client.pipeline(commands)

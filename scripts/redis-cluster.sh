@@ -64,7 +64,7 @@ cmd_start() {
         echo "$port" > "$dir/$k/port"
         # --cluster-port (Redis 7.0+): the bus port would be port + 10000, possibly past 65535.
         redis-server --port "$port" --cluster-port "$bus" --bind 127.0.0.1 --cluster-enabled yes \
-            --cluster-config-file nodes.conf --cluster-node-timeout "$node_timeout" --dir "$dir/$k" \
+            --cluster-config-file nodes.conf --cluster-node-timeout "$node_timeout" --cluster-require-full-coverage no --dir "$dir/$k" \
             --save "" --appendonly no --protected-mode no --loglevel warning --daemonize no \
             > "$dir/$k/redis.log" 2>&1 &
         echo $! > "$dir/$k/pid"

@@ -8,6 +8,10 @@ usec per call, and Redis' own CPU (used_cpu_user + used_cpu_sys) per session flu
 call and per scrolling session.
 
     scripts/store-cpu.py --binary .build/release/viewportd [--duration 20s] [--connections 32]
+    scripts/store-cpu.py --binary ... --store-url "$(scripts/redis-cluster.sh url)"
+
+With --store-url (a Redis Cluster from scripts/redis-cluster.sh, say) the instances use that store
+instead of a redis-server of their own, and the figures are the sums over its primaries.
 """
 import argparse
 import glob
@@ -28,6 +32,28 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def primaries(store_url):
+    """The ports of the primaries of the cluster behind `store_url` (redis://host:port,...)."""
+    seed = store_url.split("//", 1)[-1].split(",")[0].split("@")[-1]
+    out = subprocess.run(["redis-cli", "-p", seed.rsplit(":", 1)[1], "CLUSTER", "NODES"], capture_output=True, text=True, timeout=5).stdout
+    return [int(line.split()[1].split("@")[0].rsplit(":", 1)[1]) for line in out.splitlines()
+            if "master" in line.split()[2] and "fail" not in line.split()[2]]
+
+
+def info_all(ports):
+    """`info` summed over `ports`; None when one is unreachable."""
+    total_commands, total_cpu = {}, 0.0
+    for port in ports:
+        got = info(port)
+        if got is None:
+            return None
+        for name, (calls, usec) in got[0].items():
+            c, u = total_commands.get(name, (0, 0))
+            total_commands[name] = (c + calls, u + usec)
+        total_cpu += got[1]
+    return total_commands, total_cpu
 
 
 def info(port):
@@ -83,8 +109,10 @@ def main():
     parser.add_argument("--duration", default="20s")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--instances", type=int, default=3)
+    parser.add_argument("--store-url", default="")
     args = parser.parse_args()
     redis_port = free_port()
+    ports = primaries(args.store_url) if args.store_url else [redis_port]
     directory = tempfile.mkdtemp(prefix="store-cpu-")
     samples = []  # (time, commands, cpu, session flushes)
     stop = threading.Event()
@@ -93,12 +121,13 @@ def main():
 
     def sample():
         while not stop.is_set():
-            got = info(redis_port)
+            got = info_all(ports)
             if got:
                 samples.append((time.time(), *got, session_flushes(directory)))
                 calls = [s[1].get("evalsha", (0, 0))[0] for s in samples[-2:]]
                 if not snapshot_sizes and len(calls) == 2 and calls[1] - calls[0] >= 50:
-                    snapshot_sizes.extend(stored_snapshot_sizes(redis_port))
+                    for port in ports:
+                        snapshot_sizes.extend(stored_snapshot_sizes(port))
             stop.wait(1.0)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -106,7 +135,7 @@ def main():
     load = subprocess.run(
         [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--binary", os.path.abspath(args.binary),
          "--redis-port", str(redis_port), "--duration", args.duration, "--connections", str(args.connections),
-         "--instances", str(args.instances)],
+         "--instances", str(args.instances)] + (["--store-url", args.store_url] if args.store_url else []),
         capture_output=True, text=True, env=dict(os.environ, TMPDIR=directory))
     stop.set()
     sampler.join()
@@ -125,7 +154,8 @@ def main():
     first, last = busy[0] - 1, busy[-1]
     (t0, c0, cpu0, f0), (t1, c1, cpu1, f1) = samples[first], samples[last]
     seconds = t1 - t0
-    print(f"\n== Redis during the load: {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
+    store = f"cluster, {len(ports)} primaries" if args.store_url else "one redis-server"
+    print(f"\n== Redis during the load ({store}): {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
     print(f"{'command':<14}{'calls':>10}{'usec':>12}{'usec/call':>11}")
     rows = []
     for name in sorted(c1):

@@ -12,7 +12,8 @@ import Glibc
 ///   `CLUSTER SLOTS`, at most every ``refreshInterval``), and the command sent there.
 /// - `ASK`: the slot is migrating; the command goes to the importing node once, after `ASKING`,
 ///   and the map stays as it is.
-/// - `TRYAGAIN`: a multi-key command while a migration splits its keys: sent again shortly.
+/// - `TRYAGAIN`: a multi-key command while a migration splits its keys: sent again every 10 ms,
+///   for up to a command timeout.
 /// - `CLUSTERDOWN`: thrown as ``RedisError/unavailable(_:)``, after a map refresh.
 ///
 /// A pipeline is split by node (one round trip per node, in the order the nodes first appear)
@@ -20,7 +21,8 @@ import Glibc
 /// one node as a whole. The keys of one command or block must share a slot, else nothing is
 /// sent (``RedisError/crossSlot(_:)``). A node that cannot be reached makes the map refresh:
 /// a command that was not sent (refused connect, failing fast) goes to the slot's new primary
-/// if the map changed (a replica promoted); one that may have been sent fails.
+/// if the map changed (a replica promoted); one that may have been sent fails. The other nodes'
+/// commands are sent and answered all the same (``pipelineResults(_:)`` reports each).
 ///
 /// Seeds are any nodes of the cluster (it is discovered from the first that answers); they
 /// share the user, the password and the database. A seed that is a server without cluster mode
@@ -32,6 +34,8 @@ public final class RedisClusterClient: RedisClient {
     /// Idle connections kept per node.
     public let capacity: Int
     public let retryInterval: Double
+    /// Whether each node's pool reconnects in the background (``RedisPool/reconnectsInBackground``).
+    public let reconnectsInBackground: Bool
 
     /// Redirections one command follows before it fails.
     public static let maxRedirections = 5
@@ -48,7 +52,11 @@ public final class RedisClusterClient: RedisClient {
 
     private let state = Mutex(State())
 
-    public init(seeds: [RedisEndpoint], connectTimeout: Double, commandTimeout: Double, capacity: Int, retryInterval: Double = 0.25) {
+    public init(
+        seeds: [RedisEndpoint], connectTimeout: Double, commandTimeout: Double, capacity: Int, retryInterval: Double = 0.25,
+        reconnectsInBackground: Bool = false
+    ) {
+        self.reconnectsInBackground = reconnectsInBackground
         self.seeds = seeds
         self.connectTimeout = connectTimeout
         self.commandTimeout = commandTimeout
@@ -62,6 +70,12 @@ public final class RedisClusterClient: RedisClient {
 
     public func pipeline(_ commands: [RedisCommand]) throws(RedisError) -> [RedisReply] {
         try execute(commands, timeout: nil)
+    }
+
+    /// Every node gets its part of the pipeline even when another fails: the commands of a
+    /// node that fails (and whose slots no other node serves now) fail with its error.
+    public func pipelineResults(_ commands: [RedisCommand]) -> [Result<RedisReply, RedisError>] {
+        results(commands, timeout: nil)
     }
 
     public func send(_ command: RedisCommand, timeout: Double) throws(RedisError) -> RedisReply {
@@ -122,22 +136,53 @@ public final class RedisClusterClient: RedisClient {
         return units
     }
 
+    /// The replies, or the first failure.
     private func execute(_ commands: [RedisCommand], timeout: Double?) throws(RedisError) -> [RedisReply] {
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for result in results(commands, timeout: timeout) {
+            switch result {
+            case .success(let reply): replies.append(reply)
+            case .failure(let error): throw error
+            }
+        }
+        return replies
+    }
+
+    /// Each command's reply or failure: a node that fails fails its units only.
+    private func results(_ commands: [RedisCommand], timeout: Double?) -> [Result<RedisReply, RedisError>] {
         guard !commands.isEmpty else { return [] }
-        var map = try currentMap()
-        var pending = try Self.units(commands, standalone: map.isStandalone)
-        var replies = [RedisReply](repeating: .null, count: commands.count)
+        var map: RedisSlotMap
+        var pending: [Unit]
+        do throws(RedisError) {
+            map = try currentMap()
+            pending = try Self.units(commands, standalone: map.isStandalone)
+        } catch {
+            return Array(repeating: .failure(error), count: commands.count)
+        }
+        var results = [Result<RedisReply, RedisError>](repeating: .success(.null), count: commands.count)
+        func fail(_ unit: Unit, _ error: RedisError) {
+            for index in unit.commands { results[index] = .failure(error) }
+        }
         var lastRedirection = ""
-        for round in 0...Self.maxRedirections {
-            if pending.isEmpty { return replies }
+        // `TRYAGAIN` (a migration splits a command's keys for a moment) is retried for up to a
+        // command timeout without counting as a redirection.
+        let tryAgainUntil = RedisPool.now() + Int64(commandTimeout * 1e9)
+        var redirections = 0
+        var round = 0
+        while redirections <= Self.maxRedirections {
+            if pending.isEmpty { return results }
             if round > 0 { map = (try? refresh()) ?? map }
+            round += 1
+            var onlyTryAgain = true
             // The units by node, in the order the nodes first appear.
             var order: [RedisSlotMap.Node] = []
             var byNode: [RedisSlotMap.Node: [Unit]] = [:]
             for unit in pending {
                 guard let node = unit.ask ?? unit.slot.map({ map.node(forSlot: $0) }) ?? map.nodes.first ?? seedNodes.first else {
                     _ = try? refresh()
-                    throw .unavailable("CLUSTERDOWN: no primary serves slot \(unit.slot ?? -1)")
+                    fail(unit, .unavailable("CLUSTERDOWN: no primary serves slot \(unit.slot ?? -1)"))
+                    continue
                 }
                 if byNode[node] == nil { order.append(node) }
                 byNode[node, default: []].append(unit)
@@ -163,26 +208,34 @@ public final class RedisClusterClient: RedisClient {
                 do {
                     answers = try roundTrip(batch, on: node, timeout: timeout)
                 } catch {
-                    // The node is gone or unreachable: the map may name its replacement.
+                    // The node is gone or unreachable: the map may name its replacement for
+                    // the units not sent; the others fail.
                     let refreshed = try? refresh()
                     let notSent: Bool
                     switch error {
                     case .connect, .unavailable: notSent = true
                     default: notSent = false
                     }
-                    guard notSent, let refreshed, units.allSatisfy({ $0.ask == nil && $0.slot != nil }),
-                        units.contains(where: { refreshed.node(forSlot: $0.slot ?? 0) != node })
-                    else { throw error }
-                    map = refreshed
-                    next += units
+                    if let refreshed { map = refreshed }
+                    for unit in units {
+                        if notSent, let refreshed, unit.ask == nil, let slot = unit.slot, refreshed.node(forSlot: slot) != node {
+                            next.append(unit)
+                        } else {
+                            fail(unit, error)
+                        }
+                    }
                     continue
                 }
                 for (k, index) in positions.enumerated() {
-                    if let index { replies[index] = answers[k] }
+                    if let index { results[index] = .success(answers[k]) }
                 }
                 for var unit in units {
-                    guard let redirection = unit.commands.lazy.compactMap({ RedisRedirection(replies[$0], from: node) }).first else { continue }
+                    guard let redirection = unit.commands.lazy.compactMap({ index -> RedisRedirection? in
+                        guard case .success(let reply) = results[index] else { return nil }
+                        return RedisRedirection(reply, from: node)
+                    }).first else { continue }
                     lastRedirection = "\(redirection)"
+                    if case .tryAgain = redirection {} else { onlyTryAgain = false }
                     switch redirection {
                     case .moved(let slot, let target):
                         map.assign(slot: slot, to: target)
@@ -194,15 +247,19 @@ public final class RedisClusterClient: RedisClient {
                         usleep(10_000)
                     case .clusterDown(let message):
                         _ = try? refresh()
-                        throw .unavailable(message)
+                        fail(unit, .unavailable(message))
+                        continue
                     }
                     next.append(unit)
                 }
             }
+            if !(onlyTryAgain && RedisPool.now() < tryAgainUntil) { redirections += 1 }
             pending = next
         }
-        if pending.isEmpty { return replies }
-        throw .unavailable("still redirected after \(Self.maxRedirections) redirections (last: \(lastRedirection))")
+        for unit in pending {
+            fail(unit, .unavailable("still redirected after \(Self.maxRedirections) redirections (last: \(lastRedirection))"))
+        }
+        return results
     }
 
     private func roundTrip(_ commands: [RedisCommand], on node: RedisSlotMap.Node, timeout: Double?) throws(RedisError) -> [RedisReply] {
@@ -228,7 +285,7 @@ public final class RedisClusterClient: RedisClient {
             endpoint.port = node.port
             let pool = RedisPool(
                 endpoint: endpoint, connectTimeout: connectTimeout, commandTimeout: commandTimeout, capacity: capacity,
-                retryInterval: retryInterval)
+                retryInterval: retryInterval, reconnectsInBackground: reconnectsInBackground)
             state.pools[node] = pool
             return pool
         }
@@ -289,7 +346,13 @@ public final class RedisClusterClient: RedisClient {
         }
         if message.contains("cluster support disabled") { return RedisSlotMap(everySlotOn: node, standalone: true) }
         let shards = try pool.send(RedisCommand("CLUSTER", "SHARDS"))
-        if case .error = shards { throw .server("CLUSTER SLOTS on \(node): \(message)") }
+        if case .error = shards {
+            // A user whose ACL does not allow `CLUSTER` (written for one server) on the one seed
+            // given: served as one server. On a cluster its commands then fail redirected
+            // (`MOVED`): a cluster's user needs `+cluster|slots`.
+            if message.hasPrefix("NOPERM"), seeds.count == 1 { return RedisSlotMap(everySlotOn: node, standalone: true) }
+            throw .server("\(message) (CLUSTER SLOTS on \(node))")
+        }
         let map = try RedisSlotMap.parse(shards: shards, queried: node)
         guard !map.nodes.isEmpty else { throw .unavailable("CLUSTERDOWN: the cluster at \(node) serves no slots yet") }
         return map

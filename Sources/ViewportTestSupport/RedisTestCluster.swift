@@ -8,7 +8,8 @@ import Glibc
 /// (`redis-server --cluster-enabled yes` on free loopback ports, in a temporary directory),
 /// created with `redis-cli --cluster create --cluster-replicas 1`, and ready once every node
 /// says `cluster_state:ok` and knows every node. A short `cluster-node-timeout` (1 s) makes a
-/// failover quick. Everything stops and is removed with `stop()` or when released.
+/// failover quick; `cluster-require-full-coverage no` keeps the other shards serving while one
+/// has no primary. Everything stops and is removed with `stop()` or when released.
 public final class RedisTestCluster: @unchecked Sendable {
     public struct Node: Sendable {
         public let port: Int
@@ -47,7 +48,7 @@ public final class RedisTestCluster: @unchecked Sendable {
             let child = try ChildProcess(
                 "redis-server",
                 ["--port", String(port), "--cluster-port", String(bus), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-                 "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(timeout), "--dir", nodeDirectory,
+                 "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", String(timeout), "--cluster-require-full-coverage", "no", "--dir", nodeDirectory,
                  "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"])
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline && child.isRunning {

@@ -161,6 +161,18 @@ struct RedisClusterClientTests {
         let node = try #require(cluster.nodes.first { $0.port == victim })
         node.process.signal(SIGKILL)
         _ = node.process.waitForExit(timeout: 5)
+        // A pipeline across every shard: the dead primary's commands fail, the others' are
+        // answered (``RedisClusterClient/pipelineResults(_:)``); `pipeline` fails as a whole.
+        let results = client.pipelineResults(keys.map { RedisCommand("GET", $0) })
+        let onVictim = keys.map { client.slotMap?.node(forSlot: RedisHashSlot.of($0))?.port == victim }
+        for ((key, result), dead) in zip(zip(keys, results), onVictim) {
+            switch result {
+            case .success(let reply): #expect(!dead && reply == Self.text("v" + key), "\(key): \(reply)")
+            case .failure(let error): #expect(dead, "\(key) on a live primary failed: \(error)")
+            }
+        }
+        #expect(onVictim.contains(true) && onVictim.contains(false))
+        #expect(throws: RedisError.self) { try client.pipeline(keys.map { RedisCommand("GET", $0) }) }
         // Until the replica is promoted (cluster-node-timeout, then an election), commands for
         // its slots fail; then the client finds the new primary and every key is there.
         let started = Date()

@@ -35,7 +35,7 @@ struct HandoverShutdownTests {
             instance: "asker", leaseMilliseconds: store.leaseMilliseconds, sessionMilliseconds: store.sessionMilliseconds,
             layoutMilliseconds: store.layoutMilliseconds, handoverWait: 2, handleBlock: store.handleBlock, metrics: ServiceMetrics(),
             health: StoreHealth(), flushInterval: 0.1)
-        let replyKey = store.keys.reply(RedisStateStore.nonce())
+        let replyKey = store.keys.reply(RedisStateStore.nonce(), session: id)
         let asked = try asker.acquire(id, replyKey: replyKey)
         guard case .owned(let owner, _) = asked else {
             Issue.record("expected the owner to be asked, got \(asked)")

@@ -56,7 +56,7 @@ extension OutageGraceTests {
         let id = "00112233445566778899aabbccddeeff"
         #expect([.ok, .layoutMissing].contains(write(id, on: owner, epoch: 1, version: 1, create: true)))
         #expect([.ok, .layoutMissing].contains(write(id, on: owner, epoch: 1, version: 2, release: true)))
-        guard case .acquired(let epoch, _, _, _, _) = try other.acquire(id, replyKey: keys.reply("r")) else {
+        guard case .acquired(let epoch, _, _, _, _) = try other.acquire(id, replyKey: keys.reply("r", session: id)) else {
             Issue.record("a released session is taken")
             return
         }

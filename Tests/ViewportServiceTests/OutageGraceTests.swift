@@ -34,12 +34,36 @@ struct OutageGraceTests {
         return (Int64(time.first?.text ?? "") ?? 0) * 1000 + (Int64(time.last?.text ?? "") ?? 0) / 1000
     }
 
+    /// Runs `command(key)` for the key `key(cell)` of every cell: the tests act on the store as
+    /// a whole, as an outage of one server does.
+    func inEveryCell(_ key: (String) -> String, _ command: (String) -> RedisCommand) throws {
+        _ = try raw.pipeline((0..<StoreKeys.cellCount).map { command(key(StoreKeys.cell($0))) })
+    }
+
+    /// The last heartbeat in every cell `silence` ms ago.
+    func setBeat(silence: Int64) throws {
+        let then = String(try storeNow() - silence)
+        try inEveryCell(keys.beat(cell:)) { RedisCommand("SET", $0, then) }
+    }
+
+    /// `owner` was not heard from (its heartbeat key expired, and every cell's record of it).
+    func forget(_ owner: String) throws {
+        _ = try raw.send(RedisCommand("DEL", keys.instance(owner)))
+        try inEveryCell(keys.seen(cell:)) { RedisCommand("HDEL", $0, owner) }
+    }
+
     /// What an outage of the store longer than a lease leaves: no lease, no heartbeats, the last
     /// heartbeat `silence` ms ago.
     func simulateOutage(of sessions: [String], owner: String, silence: Int64 = 3000) throws {
         for id in sessions { _ = try raw.send(RedisCommand("DEL", keys.lease(id))) }
-        _ = try raw.send(RedisCommand("DEL", keys.instance(owner), keys.prefix + "grace"))
-        _ = try raw.send(RedisCommand("SET", keys.prefix + "beat", String(try storeNow() - silence)))
+        try forget(owner)
+        try inEveryCell(keys.grace(cell:)) { RedisCommand("DEL", $0) }
+        try setBeat(silence: silence)
+    }
+
+    /// The grace's time left in session `id`'s cell (or in every cell: the first's).
+    func graceLeft(_ id: String? = nil) throws -> Int64 {
+        try raw.send(RedisCommand("PTTL", id.map(keys.grace(of:)) ?? keys.grace(cell: StoreKeys.cell(0)))).integer ?? -2
     }
 
     /// Creates a session record owned by `store` at epoch 1.
@@ -66,14 +90,13 @@ struct OutageGraceTests {
 
         try simulateOutage(of: [held], owner: "owner")
         // The first instance back finds every heartbeat silent: the held session is not taken…
-        let reply = keys.reply(RedisStateStore.nonce())
-        guard case .outage(let left) = try asker.acquire(held, replyKey: reply) else {
+        guard case .outage(let left) = try asker.acquire(held, replyKey: keys.reply("r", session: held)) else {
             Issue.record("a session whose owner was cut off with everyone else was taken from it")
             return
         }
         #expect(left > 0 && left <= 2000)
         // …a released one is (its owner has nothing more to write)…
-        guard case .acquired(_, _, _, let snapshot, let stolen) = try asker.acquire(released, replyKey: reply) else {
+        guard case .acquired(_, _, _, let snapshot, let stolen) = try asker.acquire(released, replyKey: keys.reply("r", session: released)) else {
             Issue.record("a released session waits for a grace it does not need")
             return
         }
@@ -84,7 +107,7 @@ struct OutageGraceTests {
             session: held, ticket: .init(epoch: 1, version: 5, handleLimit: 1024, create: false, sentAt: 0),
             snapshot: Array("v5".utf8), layouts: [])
         #expect([.ok, .layoutMissing].contains(owner.write([writeBack]).first ?? .failed))
-        guard case .owned(let by, _) = try asker.acquire(held, replyKey: reply) else {
+        guard case .owned(let by, _) = try asker.acquire(held, replyKey: keys.reply("r", session: held)) else {
             Issue.record("the owner wrote back and holds its lease again: the asker must ask it")
             return
         }
@@ -101,28 +124,64 @@ struct OutageGraceTests {
         // The owner died: its lease and heartbeat expired while the asker's heartbeats went on.
         try simulateOutage(of: [id], owner: "owner", silence: 0)
         try asker.heartbeat()
-        guard case .acquired(let epoch, _, let version, let snapshot, _) = try asker.acquire(id, replyKey: keys.reply("r")) else {
+        guard case .acquired(let epoch, _, let version, let snapshot, _) = try asker.acquire(id, replyKey: keys.reply("r", session: id)) else {
             Issue.record("a dead owner's session must move after its lease")
             return
         }
         #expect(epoch == 2 && version == 3 && snapshot == Array("v3".utf8))
-        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer == -2)
+        #expect(try graceLeft(id) == -2)
     }
 
-    @Test func aHeartbeatAfterASilenceOfEveryInstanceStartsTheGrace() throws {
+    @Test func anOwnersHeartbeatAfterASilenceOfEveryInstanceStartsTheGrace() throws {
         defer { redis.stop() }
-        let asker = instance("asker")
-        try asker.heartbeat()
-        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer == -2, "no grace at the first heartbeat")
+        let owner = instance("owner")
+        let id = "44444444444444444444444444444444"
+        try owner.heartbeat()
+        #expect(try graceLeft(id) == -2, "no grace at the first heartbeat")
+        // Its first session in the cell: the beat that goes with its first write finds the cell
+        // idle, not cut off.
+        try setBeat(silence: 5000)
+        #expect([.ok, .layoutMissing].contains(open(id, on: owner)))
+        #expect(try graceLeft(id) == -2)
         // Shorter than half a lease: no grace.
-        _ = try raw.send(RedisCommand("SET", keys.prefix + "beat", String(try storeNow() - 800)))
-        try asker.heartbeat()
-        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer == -2)
+        try setBeat(silence: 800)
+        try owner.heartbeat()
+        #expect(try graceLeft(id) == -2)
         // Longer: a lease of grace.
-        _ = try raw.send(RedisCommand("SET", keys.prefix + "beat", String(try storeNow() - 1200)))
-        try asker.heartbeat()
-        let grace = try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer ?? -2
+        try setBeat(silence: 1200)
+        try owner.heartbeat()
+        let grace = try graceLeft(id)
         #expect(grace > 1500 && grace <= 2000)
+        // An instance that holds no lease in a cell does not beat it: a silence there starts
+        // nothing (nobody's session there is waited for).
+        try inEveryCell(keys.grace(cell:)) { RedisCommand("DEL", $0) }
+        try setBeat(silence: 1200)
+        try instance("idle").heartbeat()
+        #expect(try graceLeft(id) == -2)
+    }
+
+    @Test func anInstanceThatTookASessionCountsItsBeatsFromThen() throws {
+        // A cell idle for long (its `beat` old): the instance that takes a session there starts
+        // no grace with its first beat; once it is cut off with everyone else for longer than
+        // the gap, its next beat does.
+        defer { redis.stop() }
+        let id = "55555555555555555555555555555555"
+        #expect([.ok, .layoutMissing].contains(open(id, on: instance("first"))))
+        let release = RedisStateStore.Write(
+            session: id, ticket: .init(epoch: 1, version: 2, handleLimit: 1024, create: false, sentAt: 0), snapshot: Array("v2".utf8),
+            layouts: [], release: true)
+        #expect([.ok, .layoutMissing].contains(instance("first").write([release]).first ?? .failed))
+        try setBeat(silence: 5000)
+        let taker = instance("taker")
+        guard case .acquired = try taker.acquire(id, replyKey: keys.reply("r", session: id)) else {
+            Issue.record("a released session is taken")
+            return
+        }
+        try taker.heartbeat()
+        #expect(try graceLeft(id) == -2, "the cell was idle, not cut off")
+        try setBeat(silence: 1200)
+        try taker.heartbeat()
+        #expect(try graceLeft(id) > 1500)
     }
 
     @Test func aLeaseNeverOutlivesItsOwnersHeartbeatAfterTheStoreLostItsKeys() throws {
@@ -146,14 +205,14 @@ struct OutageGraceTests {
             session: id, ticket: .init(epoch: 1, version: 2, handleLimit: 1024, create: false, sentAt: 0), snapshot: Array("v2".utf8),
             layouts: [], release: true)
         #expect([.ok, .layoutMissing].contains(owner.write([release]).first ?? .failed))
-        guard case .acquired(let epoch, _, _, _, _) = try taker.acquire(id, replyKey: keys.reply("r")) else {
+        guard case .acquired(let epoch, _, _, _, _) = try taker.acquire(id, replyKey: keys.reply("r", session: id)) else {
             Issue.record("a released session is free")
             return
         }
         #expect(epoch == 3)
-        #expect(try beats("taker"), "a lease without its owner's heartbeat would be taken as a dead owner's")
-        // So a third instance asks the taker instead of taking the session from the record.
-        guard case .owned(let by, _) = try instance("third").acquire(id, replyKey: keys.reply("r3")) else {
+        // A lease is waited for, whether its owner's heartbeat reached the store yet or not: a
+        // third instance asks the taker instead of taking the session from the record.
+        guard case .owned(let by, _) = try instance("third").acquire(id, replyKey: keys.reply("r3", session: id)) else {
             Issue.record("the session was taken from a live owner")
             return
         }
@@ -173,23 +232,23 @@ struct OutageGraceTests {
         #expect([.ok, .layoutMissing].contains(open(dead, on: instance("crashed"))))
         #expect([.ok, .layoutMissing].contains(open(alive, on: owner)))
         try simulateOutage(of: [dead, alive], owner: "crashed")
-        _ = try raw.send(RedisCommand("DEL", keys.instance("owner")))
-        try asker.heartbeat()  // notes the silence: the grace starts now
-        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer ?? 0 > 0)
-        guard case .outage = try asker.acquire(dead, replyKey: keys.reply("r")) else {
+        try forget("owner")
+        // The first to reach the cell after the silence notes it: the grace starts now.
+        guard case .outage = try asker.acquire(dead, replyKey: keys.reply("r", session: dead)) else {
             Issue.record("right after the store answers again, any owner may still come back")
             return
         }
+        #expect(try graceLeft(dead) > 0)
         // Later in the grace (as if it had started `comeback` ago): the owner heard from again
         // (its heartbeat) is waited for; the one never heard from is dead.
         let started = try storeNow() - owner.comebackMilliseconds - 1
-        _ = try raw.send(RedisCommand("SET", keys.prefix + "grace", String(started), "PX", "1500"))
+        try inEveryCell(keys.grace(cell:)) { RedisCommand("SET", $0, String(started), "PX", "1500") }
         try owner.heartbeat()
-        guard case .outage = try asker.acquire(alive, replyKey: keys.reply("r")) else {
+        guard case .outage = try asker.acquire(alive, replyKey: keys.reply("r", session: alive)) else {
             Issue.record("an owner heard from again gets the rest of the grace to write back")
             return
         }
-        guard case .acquired(_, _, _, let snapshot, _) = try asker.acquire(dead, replyKey: keys.reply("r")) else {
+        guard case .acquired(_, _, _, let snapshot, _) = try asker.acquire(dead, replyKey: keys.reply("r", session: dead)) else {
             Issue.record("an owner not heard from within comebackMilliseconds is taken as dead")
             return
         }
@@ -205,29 +264,29 @@ struct OutageGraceTests {
         let asker = instance("asker")
         let unknown = "33333333333333333333333333333333"
         try asker.heartbeat()
-        #expect(try asker.acquire(unknown, replyKey: keys.reply("r")) == .missing)
+        #expect(try asker.acquire(unknown, replyKey: keys.reply("r", session: unknown)) == .missing)
         #expect(try asker.sessionExists(unknown) == false)
         _ = try raw.send(RedisCommand("FLUSHALL"))
         // Before any heartbeat reaches it again…
-        guard case .outage = try asker.acquire(unknown, replyKey: keys.reply("r")) else {
+        guard case .outage = try asker.acquire(unknown, replyKey: keys.reply("r", session: unknown)) else {
             Issue.record("a store without `beat` has lost its keys: not a 404 yet")
             return
         }
         #expect(try asker.sessionExists(unknown))
         // …and for a lease after the first one, which knows it wrote `beat` before.
         try asker.heartbeat()
-        let grace = try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer ?? -2
+        let grace = try graceLeft(unknown)
         #expect(grace > 1500 && grace <= 2000)
-        guard case .outage = try asker.acquire(unknown, replyKey: keys.reply("r")) else {
+        guard case .outage = try asker.acquire(unknown, replyKey: keys.reply("r", session: unknown)) else {
             Issue.record("during the grace a missing session may still be written back")
             return
         }
-        _ = try raw.send(RedisCommand("DEL", keys.prefix + "grace"))
-        #expect(try asker.acquire(unknown, replyKey: keys.reply("r")) == .missing)
+        try inEveryCell(keys.grace(cell:)) { RedisCommand("DEL", $0) }
+        #expect(try asker.acquire(unknown, replyKey: keys.reply("r", session: unknown)) == .missing)
         #expect(try asker.sessionExists(unknown) == false)
         // A new instance's first heartbeat on a store without `beat` starts no grace.
         _ = try raw.send(RedisCommand("FLUSHALL"))
         try instance("newcomer").heartbeat()
-        #expect(try raw.send(RedisCommand("PTTL", keys.prefix + "grace")).integer == -2)
+        #expect(try graceLeft(unknown) == -2)
     }
 }

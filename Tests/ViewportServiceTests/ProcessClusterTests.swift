@@ -13,7 +13,7 @@ import Glibc
 struct ProcessClusterTests {
     static func environment(_ redis: RedisTestServer) -> [String: String] {
         [
-            "STORE_URL": redis.url, "STORE_FLUSH_INTERVAL": "0.05", "STORE_LEASE_TIMEOUT": "1", "STORE_TIMEOUT": "0.2",
+            "STORE_URL": TestCluster.externalStoreURL ?? redis.url, "STORE_FLUSH_INTERVAL": "0.05", "STORE_LEASE_TIMEOUT": "1", "STORE_TIMEOUT": "0.2",
             "HTTP_DRAIN_TIMEOUT": "5", "HTTP_CONNECTION_TIMEOUT": "10",
         ]
     }
@@ -27,6 +27,8 @@ struct ProcessClusterTests {
         var unavailable = 0
         /// The first few store 503s' details (with when, relative to the drive's start).
         var unavailableDetails: [String] = []
+        /// When each store 503 came, in seconds since the drive's start.
+        var unavailableAt: [Double] = []
         var errors: [String] = []
         /// Seconds from the first failure on the first instance to the first success on the other.
         var failover: Double?
@@ -95,6 +97,7 @@ struct ProcessClusterTests {
                 // The store or the owner is not ready yet (a dead owner's lease): Retry-After.
                 firstFailure = firstFailure ?? Date()
                 outcome.unavailable += 1
+                outcome.unavailableAt.append(Date().timeIntervalSince(started))
                 if outcome.unavailableDetails.count < 3 {
                     let at = String(format: "%.3f", Date().timeIntervalSince(started))
                     outcome.unavailableDetails.append("\(at) s: \(reply.text)")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import ViewportRedis
-import ViewportService
+@testable import ViewportService
 import ViewportTestSupport
 
 /// Several instances sharing a real redis-server: layouts and sessions are known everywhere, a
@@ -134,10 +134,9 @@ struct SharedStoreTests {
                     // To the other instance (it restores the session from the store) and back.
                     seq += 1
                     #expect(try b.update(id, #"{"offset":[0,\#(round % 300)],"seq":\#(seq)}"#).status == 200)
-                    let keys = try cluster.redis.cli(["--scan", "--pattern", "*session:{\(id)}"]).split(separator: "\n").map(String.init)
-                    #expect(keys.count == 1, "\(keys)")
-                    let size = Int(try cluster.redis.cli(["HSTRLEN", keys.first ?? "", "snap"]).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
-                    sizes.append(size)
+                    let size = try cluster.storeClient().send(RedisCommand("HSTRLEN", StoreKeys(prefix: "viewportd:").session(id), "snap")).integer
+                    #expect(size != nil && size != 0)
+                    sizes.append(Int(size ?? -1))
                     seq += 1
                     #expect(try a.update(id, #"{"offset":[0,0],"seq":\#(seq)}"#).status == 200)
                 }
@@ -310,8 +309,8 @@ struct SharedStoreTests {
             }
             // What the store has after seq 3 (version 4: opened, then three changes), saved as an
             // instance that died then would have left it.
-            let key = "viewportd:session:{\(id)}"
-            let redis = RedisConnection(endpoint: RedisEndpoint(host: "127.0.0.1", port: cluster.redis.port), connectTimeout: 1, commandTimeout: 1)
+            let key = StoreKeys(prefix: "viewportd:").session(id)
+            let redis = try cluster.storeClient()
             #expect(try eventually { try redis.send(RedisCommand("HGET", key, "ver")).text == "4" })
             let stored = try redis.send(RedisCommand("HGET", key, "snap"))
             for step in 4...7 {
@@ -357,9 +356,9 @@ struct SharedStoreTests {
             let a = try cluster[0].connect(timeout: 20), b = try cluster[1].connect(timeout: 20)
             // Items without a reuse identifier: every entering item gets a new view, 1,500 per jump.
             let items = listItems(30_000, height: 10, reuses: [nil])
-            let redis = RedisConnection(endpoint: RedisEndpoint(host: "127.0.0.1", port: cluster.redis.port), connectTimeout: 1, commandTimeout: 1)
+            let redis = try cluster.storeClient()
             let (id, opened) = try a.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,15000],"buffer":0}"#)
-            func reserved() throws -> Int { Int(try redis.send(RedisCommand("HGET", "viewportd:session:{\(id)}", "hwm")).text ?? "0") ?? 0 }
+            func reserved() throws -> Int { Int(try redis.send(RedisCommand("HGET", StoreKeys(prefix: "viewportd:").session(id), "hwm")).text ?? "0") ?? 0 }
             var highest = opened.object("plan").entries("create").compactMap { $0.int("view") }.max() ?? 0
             #expect(highest == 1500)
             #expect(try reserved() >= highest, "the opening plan's handles are reserved before the 201")

@@ -189,13 +189,13 @@ struct Setting: Sendable {
         } show: { $0.authToken == nil ? "none" : "<redacted>" },
         Setting(
             "store.url", .string,
-            "`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis or Valkey server that several instances share (see [the shared store](store.md)); none: everything stays in this process. A secret (the password is never logged)",
+            "`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` of a Redis or Valkey server that several instances share, or `redis://[[USER]:PASSWORD@]HOST1[:PORT1],HOST2[:PORT2]…` of nodes of a Redis or Valkey cluster (see [the shared store](store.md)); none: everything stays in this process. A secret (the password is never logged)",
             isSecret: true
         ) { setting, values, configuration in
             let url = try values.string(setting, default: "", isSecret: true) { url in
                 if url.isEmpty { return nil }
                 do {
-                    _ = try RedisEndpoint(url: url)
+                    _ = try RedisEndpoint.seeds(url: url)
                     return nil
                 } catch {
                     return "\(JSONError.quoted(ServiceConfiguration.redacted(url))) is not a store URL: \(error)"

@@ -45,6 +45,7 @@ final class RedisStateStore: Sendable {
         self.handleBlock = handleBlock
         self.metrics = metrics
         self.health = health
+        self.liveness = Mutex(CellLiveness(cellCount: StoreKeys.cellCount, leaseNanoseconds: leaseMilliseconds * 1_000_000))
     }
 
     /// A round trip, timed and counted. An error reply that says the store refuses this client
@@ -60,16 +61,22 @@ final class RedisStateStore: Sendable {
             metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - started, failed: true)
             if Self.isRefusal(error) {
                 health.recordFailure("\(operation): \(error)")
-            } else if error.brokeTheConnection {
-                health.recordUnanswered("\(operation): \(error)")
-            }
-            // No answer (or no connection) for a round trip started then: the store may be cut
-            // off from this instance since then. A pool failing fast tried nothing.
-            if error.brokeTheConnection, !{ if case .unavailable = error { return true } else { return false } }() {
-                health.recordLostReply(sentAt: started)
+            } else if isOneServer {
+                // On a cluster one call reaches one shard: its failure says nothing of the
+                // others (the writer's round notes a cluster that answers nothing at all).
+                noteUnanswered(error, operation: operation, sentAt: started)
             }
             throw StoreFailure(operation: operation, error: error)
         }
+    }
+
+    /// A round trip sent at `sentAt` got no answer (or no connection): the store may be cut off
+    /// from this instance since then. A pool failing fast tried nothing.
+    private func noteUnanswered(_ error: RedisError, operation: String, sentAt: Int64) {
+        guard error.brokeTheConnection else { return }
+        health.recordUnanswered("\(operation): \(error)")
+        if case .unavailable = error { return }
+        health.recordLostReply(sentAt: sentAt)
     }
 
     /// Error replies that mean the store will not serve this client until someone acts (a
@@ -155,17 +162,16 @@ final class RedisStateStore: Sendable {
     func sessionExists(_ id: String) throws(StoreFailure) -> Bool {
         let replies = try timed("exists") { () throws(RedisError) in
             try pool.pipeline([
-                RedisCommand("HEXISTS", keys.session(id), "snap"), RedisCommand("EXISTS", keys.prefix + "beat"),
-                RedisCommand("PTTL", keys.prefix + "grace"),
+                RedisCommand("HEXISTS", keys.session(id), "snap"), RedisCommand("EXISTS", keys.beat(of: id)),
+                RedisCommand("PTTL", keys.grace(of: id)),
             ])
         }
         guard replies.count == 3 else { throw StoreFailure(operation: "exists", error: .unexpected("\(replies)")) }
         return replies[0].integer == 1 || replies[1].integer == 0 || (replies[2].integer ?? -2) > 0
     }
 
-    /// Whether a heartbeat of this instance reached the store: one that finds no `beat` after
-    /// that knows the store lost its keys.
-    private let heardBefore = Atomic<Bool>(false)
+    /// Which cells this instance beats, and what it knows of each.
+    private let liveness: Mutex<CellLiveness>
 
     enum Acquisition: Equatable {
         /// No such session in the store.
@@ -187,13 +193,11 @@ final class RedisStateStore: Sendable {
     var outageGapMilliseconds: Int64 { max(1, leaseMilliseconds / 2) }
 
     func acquire(_ id: String, replyKey: String) throws(StoreFailure) -> Acquisition {
+        let sentAt = Monotonic.nanoseconds()
         let reply = try timed("acquire") { () throws(RedisError) in
             try pool.send(.evalsha(
-                StoreScripts.acquire, keys: [keys.session(id), keys.lease(id)],
-                arguments: [
-                    instance, leaseMilliseconds, handleBlock, replyKey, keys.prefix, id, 2 * leaseMilliseconds, outageGapMilliseconds,
-                    comebackMilliseconds,
-                ]))
+                StoreScripts.acquire, keys: [keys.session(id), keys.lease(id), keys.beat(of: id), keys.grace(of: id), keys.seen(of: id)],
+                arguments: [instance, leaseMilliseconds, handleBlock, outageGapMilliseconds, comebackMilliseconds]))
         }
         guard let fields = reply.array, let kind = fields.first?.text else {
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -202,13 +206,23 @@ final class RedisStateStore: Sendable {
         case "missing":
             return .missing
         case "wait" where fields.count == 3:
-            return .owned(by: fields[1].text ?? "?", leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
+            let owner = fields[1].text ?? "?"
+            // The request, in the owner's inbox (a key of its own slot: not in the script).
+            let inbox = keys.inbox(owner)
+            let pushed = try timed("acquire") { () throws(RedisError) in
+                try pool.pipeline([RedisCommand("RPUSH", inbox, id + " " + replyKey), RedisCommand("PEXPIRE", inbox, 2 * leaseMilliseconds)])
+            }
+            if let message = pushed.lazy.compactMap(\.errorMessage).first {
+                throw StoreFailure(operation: "acquire", error: .server(message))
+            }
+            return .owned(by: owner, leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
         case "outage" where fields.count == 2:
             return .outage(millisecondsLeft: fields[1].integer ?? leaseMilliseconds)
-        case "acquired" where fields.count == 6:
+        case "acquired" where fields.count == 7:
             guard let epoch = fields[1].integer, let before = fields[2].integer, let version = fields[3].integer,
-                let snapshot = fields[4].bytes, let stolen = fields[5].integer
+                let snapshot = fields[4].bytes, let stolen = fields[5].integer, let storeTime = fields[6].integer
             else { throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)")) }
+            liveness.withLock { $0.acquired(StoreKeys.cellIndex(of: id), storeTime: storeTime, sentAt: sentAt) }
             return .acquired(epoch: epoch, reservedBefore: Int(before), version: UInt64(max(0, version)), snapshot: snapshot, stolen: stolen == 1)
         default:
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -255,7 +269,15 @@ final class RedisStateStore: Sendable {
     /// last renewal (its record's and its layouts' expiry move then), the layouts it names.
     typealias Renewal = (session: String, epoch: Int64, touched: Bool, layouts: [String])
 
-    /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all.
+    /// Whether the store is known to be one server (not a cluster): a script may then touch keys
+    /// of several cells (a cluster runs a script on one slot only).
+    private var isOneServer: Bool {
+        if pool is RedisPool { return true }
+        return (pool as? RedisClusterClient)?.isCluster == false
+    }
+
+    /// Writes (and releases) sessions in one pipeline. A failed round trip fails them all (on a
+    /// cluster: the writes of the shard that failed).
     func write(_ writes: [Write], operation: String = "write") -> [Outcome] {
         round(writes: writes, operation: operation).writes
     }
@@ -265,34 +287,63 @@ final class RedisStateStore: Sendable {
         round(renewals: renewals, operation: "renew").renewals
     }
 
-    /// One round trip of the writer: the heartbeat (``heartbeat()``), the writes and the
-    /// renewals, and the expiry of every layout they name, once per layout. A pipeline that sets
-    /// leases also sets this instance's heartbeat key before them, with the lease as TTL: a lease
-    /// never outlives its owner's heartbeat by more than the pipeline's own microseconds (a lease
-    /// without one is a dead owner's: ``StoreScripts/acquire``). A layout the store no longer has
-    /// makes the outcome of the writes and renewals naming it ``Outcome/layoutMissing``.
+    /// One round trip of the writer: the heartbeat (this instance's key; its beats in the cells
+    /// it may hold leases in, when an eighth of a lease went by since the last that all got
+    /// through, and in a cell it begins to hold one in, before the write; the coarse check of
+    /// every cell every few leases: ``CellLiveness``), the writes
+    /// (one script call per cell) and the renewals, and the expiry of every layout they name,
+    /// once per layout. A layout the store no longer has makes the outcome of the writes and
+    /// renewals naming it ``Outcome/layoutMissing``.
     func round(heartbeat: Bool = false, writes: [Write] = [], renewals: [Renewal] = [], operation: String = "write")
         -> (writes: [Outcome], renewals: [Outcome])
     {
-        guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], []) }
+        let result = round(heartbeat: heartbeat, forceBeats: false, writes: writes, renewals: renewals, operation: operation)
+        return (result.writes, result.renewals)
+    }
+
+    /// ``round(heartbeat:writes:renewals:operation:)``, with every beat and check now
+    /// (`forceBeats`), and whether the heartbeat got an answer.
+    private func round(heartbeat: Bool, forceBeats: Bool, writes: [Write], renewals: [Renewal], operation: String)
+        -> (writes: [Outcome], renewals: [Outcome], answered: Bool)
+    {
+        guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], [], false) }
         var commands: [RedisCommand] = []
-        if heartbeat {
-            commands.append(heartbeatCommand())
-        } else if !renewals.isEmpty || writes.contains(where: { !$0.release }) {
-            commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds))
+        let sentAt = Monotonic.nanoseconds()
+        let leasing = writes.filter { !$0.release }.map(\.session) + renewals.map(\.session)
+        let (beats, check, due) = liveness.withLock { cells in
+            let before = cells.beatAt
+            let plan = cells.plan(now: sentAt, heartbeat: heartbeat, force: forceBeats, writing: leasing.map(StoreKeys.cellIndex(of:)))
+            return (plan.beats, plan.check, heartbeat && (forceBeats || before == .min || sentAt - before >= leaseMilliseconds * 1_000_000 / 8))
         }
-        // The writes in one script call (``StoreScripts/write``).
-        let writeCall = writes.isEmpty ? nil : commands.count
-        if !writes.isEmpty {
+        if heartbeat || !leasing.isEmpty { commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds)) }
+        let firstBeat = commands.count
+        commands += beatCommands(beats)
+        let firstCheck = commands.count
+        if check { commands += checkCommands() }
+        let heartbeatCount = commands.count
+        // The writes, one script call per cell on a cluster, one in all on one server
+        // (``StoreScripts/write``): (command, indices of its writes).
+        var writeCalls: [(command: Int, writes: [Int])] = []
+        var byCell: [String: [Int]] = [:]
+        var cellOrder: [String] = []
+        let oneCall = isOneServer
+        for (index, w) in writes.enumerated() {
+            let cell = oneCall ? "" : StoreKeys.cell(of: w.session)
+            if byCell[cell] == nil { cellOrder.append(cell) }
+            byCell[cell, default: []].append(index)
+        }
+        for cell in cellOrder {
+            let members = byCell[cell] ?? []
             var keyList: [any RedisArgument] = []
             var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds]
-            for w in writes {
-                keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none")]
+            for w in members.map({ writes[$0] }) {
+                keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none", session: w.session)]
                 arguments += [
                     w.ticket.epoch, w.ticket.version, w.snapshot, w.ticket.handleLimit, w.ticket.renews ? "1" : "0",
                     w.release ? "release" : "write", w.replyKey == nil ? "0" : "1",
                 ]
             }
+            writeCalls.append((commands.count, members))
             commands.append(.evalsha(StoreScripts.write, keys: keyList, arguments: arguments))
         }
         let firstRenewal = commands.count
@@ -308,25 +359,46 @@ final class RedisStateStore: Sendable {
         let firstLayout = commands.count
         commands += layoutIDs.map { RedisCommand("PEXPIRE", keys.layout($0), layoutMilliseconds) }
 
-        let sentAt = Monotonic.nanoseconds()
         if heartbeat { health.heartbeatSent(at: sentAt) }
-        var replies: [RedisReply]
-        do throws(StoreFailure) {
-            replies = try timed(operation, refusalsFail: false) { () throws(RedisError) in try pool.pipeline(commands) }
-            if replies.count != commands.count { throw StoreFailure(operation: operation, error: .unexpected("\(replies.count) replies")) }
-        } catch {
+        // Each command's reply, or why it got none: on a cluster a shard that fails (a primary
+        // failing over) fails the writes and renewals of its cells only.
+        let results = pool.pipelineResults(commands)
+        let failures = results.map { result -> RedisError? in
+            if case .failure(let error) = result { return error }
+            return nil
+        }
+        let replies = results.map { result -> RedisReply in
+            if case .success(let reply) = result { return reply }
+            return .null
+        }
+        metrics.recordStore(operation, nanoseconds: Monotonic.nanoseconds() - sentAt, failed: failures.contains { $0 != nil })
+        if let error = failures.lazy.compactMap({ $0 }).first, failures.allSatisfy({ $0 != nil }), isOneServer || heartbeat {
+            // No part of the store answered (on a cluster: not one shard of the writer's round,
+            // which beats every cell this instance holds leases in): as any round trip without an
+            // answer.
+            noteUnanswered(error, operation: operation, sentAt: sentAt)
             if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: false) }
-            let outcome: Outcome = Self.mayHaveRun(error.error) ? .failed : .unsent
-            return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count))
+            let outcome: Outcome = Self.mayHaveRun(error) ? .failed : .unsent
+            return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count), false)
         }
         if let refusal = Self.refusal(in: replies) { health.recordFailure("\(operation): \(refusal)") }
-        if heartbeat {
-            let answered = replies[0].errorMessage == nil
-            health.heartbeatEnded(sentAt: sentAt, answered: answered)
-            if answered { heardBefore.store(true, ordering: .relaxed) }
+        func reached(_ command: Int) -> Bool { failures[command] == nil && replies[command].text == "ok" }
+        let answered = (0..<heartbeatCount).contains { failures[$0] == nil && replies[$0].errorMessage == nil }
+        if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
+        liveness.withLock { cells in
+            cells.record(
+                sentAt: sentAt, beats: beats.enumerated().map { ($0.element.cell, reached(firstBeat + $0.offset)) }, due: due,
+                checked: check ? (0..<StoreKeys.cellCount).map { reached(firstCheck + $0) } : nil)
         }
         var missing = Set<String>()
-        for (offset, id) in layoutIDs.enumerated() where replies[firstLayout + offset].integer == 0 { missing.insert(id) }
+        for (offset, id) in layoutIDs.enumerated() where failures[firstLayout + offset] == nil && replies[firstLayout + offset].integer == 0 {
+            missing.insert(id)
+        }
+        func outcome(_ command: Int, layouts: [String]) -> Outcome {
+            if let error = failures[command] { return Self.mayHaveRun(error) ? .failed : .unsent }
+            let reply = replies[command]
+            return outcome(reply, layouts: layouts)
+        }
         func outcome(_ reply: RedisReply, layouts: [String]) -> Outcome {
             switch reply.text {
             case "ok": return layouts.contains(where: missing.contains) ? .layoutMissing : .ok
@@ -339,24 +411,28 @@ final class RedisStateStore: Sendable {
                 return .failed
             }
         }
-        let writeOutcomes: [Outcome]
-        if let writeCall {
-            let reply = replies[writeCall]
-            if let answers = reply.array, answers.count == writes.count {
-                writeOutcomes = zip(answers, writes).map { outcome($0, layouts: $1.layouts) }
-            } else if writes.count == 1 {
-                writeOutcomes = [outcome(reply, layouts: writes[0].layouts)]
-            } else {
-                // The call stopped midway: the writes before it ran.
-                writeOutcomes = Array(repeating: .failed, count: writes.count)
+        var writeOutcomes = Array(repeating: Outcome.failed, count: writes.count)
+        for call in writeCalls {
+            let reply = replies[call.command]
+            if failures[call.command] != nil {
+                for index in call.writes { writeOutcomes[index] = outcome(call.command, layouts: []) }
+            } else if let answers = reply.array, answers.count == call.writes.count {
+                for (answer, index) in zip(answers, call.writes) { writeOutcomes[index] = outcome(answer, layouts: writes[index].layouts) }
+            } else if call.writes.count == 1 {
+                writeOutcomes[call.writes[0]] = outcome(reply, layouts: writes[call.writes[0]].layouts)
             }
-        } else {
-            writeOutcomes = []
+            // Else the call stopped midway (the writes before it ran): failed.
         }
-        return (
-            writeOutcomes,
-            renewals.enumerated().map { outcome(replies[firstRenewal + $0.offset], layouts: $0.element.layouts) }
-        )
+        let renewalOutcomes = renewals.enumerated().map { outcome(firstRenewal + $0.offset, layouts: $0.element.layouts) }
+        liveness.withLock { cells in
+            for (w, result) in zip(writes, writeOutcomes) where !w.release && [.ok, .layoutMissing, .missing].contains(result) {
+                cells.leased(StoreKeys.cellIndex(of: w.session), sentAt: sentAt)
+            }
+            for (r, result) in zip(renewals, renewalOutcomes) where [.ok, .layoutMissing].contains(result) {
+                cells.leased(StoreKeys.cellIndex(of: r.session), sentAt: sentAt)
+            }
+        }
+        return (writeOutcomes, renewalOutcomes, answered)
     }
 
     func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {
@@ -389,7 +465,7 @@ final class RedisStateStore: Sendable {
         guard !sessions.isEmpty else { return [] }
         let commands = sessions.map { r in
             RedisCommand.evalsha(
-                StoreScripts.reclaim, keys: [keys.session(r.session), keys.lease(r.session), keys.instance(instance)],
+                StoreScripts.reclaim, keys: [keys.session(r.session), keys.lease(r.session)],
                 arguments: [instance, r.epoch, leaseMilliseconds])
         }
         do {
@@ -410,29 +486,41 @@ final class RedisStateStore: Sendable {
 
     // MARK: Instances
 
-    /// This instance is alive for another lease (and the store notes when every instance had
-    /// lost it: ``StoreScripts/heartbeat``). The writer sends it in its round's pipeline
-    /// (``round(heartbeat:writes:renewals:operation:)``).
+    /// This instance is alive for another lease: its heartbeat key, its beat in every cell it may
+    /// hold leases in, and the coarse check of every cell (``CellLiveness``), now. The writer
+    /// sends the same in its rounds (``round(heartbeat:forceBeats:writes:renewals:operation:)``),
+    /// each part when it is due.
     func heartbeat() throws(StoreFailure) {
-        let sentAt = Monotonic.nanoseconds()
-        health.heartbeatSent(at: sentAt)
-        var answered = false
-        defer { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
-        let reply = try timed("heartbeat") { () throws(RedisError) in try pool.send(heartbeatCommand()) }
-        if case .error(let message) = reply { throw StoreFailure(operation: "heartbeat", error: .server(message)) }
-        answered = true
-        heardBefore.store(true, ordering: .relaxed)
+        guard round(heartbeat: true, forceBeats: true, writes: [], renewals: [], operation: "heartbeat").answered else {
+            throw StoreFailure(operation: "heartbeat", error: .unavailable("no part of the store answered"))
+        }
     }
 
-    private func heartbeatCommand() -> RedisCommand {
-        .evalsha(
-            StoreScripts.heartbeat, keys: [keys.instance(instance)],
-            arguments: [leaseMilliseconds, keys.prefix, outageGapMilliseconds, heardBefore.load(ordering: .relaxed) ? "1" : "0"])
+    /// This instance's beat in each of `beats`' cells (``StoreScripts/heartbeat``).
+    private func beatCommands(_ beats: [(cell: Int, floor: Int64)]) -> [RedisCommand] {
+        let heard = liveness.withLock { cells in beats.map { cells.cells[$0.cell].heard } }
+        return zip(beats, heard).map { beat, heard in
+            let cell = StoreKeys.cell(beat.cell)
+            return .evalsha(
+                StoreScripts.heartbeat, keys: [keys.beat(cell: cell), keys.grace(cell: cell), keys.seen(cell: cell)],
+                arguments: [leaseMilliseconds, outageGapMilliseconds, heard ? "1" : "0", instance, beat.floor])
+        }
     }
 
-    /// This instance is gone (after its sessions were released).
+    /// The coarse check of every cell (``StoreScripts/cellCheck``).
+    private func checkCommands() -> [RedisCommand] {
+        let heard = liveness.withLock { $0.cells.map(\.heard) }
+        return heard.indices.map { index in
+            let cell = StoreKeys.cell(index)
+            return .evalsha(StoreScripts.cellCheck, keys: [keys.beat(cell: cell), keys.grace(cell: cell)], arguments: [leaseMilliseconds, heard[index] ? "1" : "0"])
+        }
+    }
+
+    /// This instance is gone (after its sessions were released): its heartbeat key, and its
+    /// heartbeat in every cell (during a grace it is no longer waited for).
     func endHeartbeat() {
-        _ = try? timed("heartbeat") { () throws(RedisError) in try pool.send(RedisCommand("DEL", keys.instance(instance))) }
+        let cells = (0..<StoreKeys.cellCount).map { RedisCommand("HDEL", keys.seen(cell: StoreKeys.cell($0)), instance) }
+        _ = try? timed("heartbeat") { () throws(RedisError) in try pool.pipeline([RedisCommand("DEL", keys.instance(instance))] + cells) }
     }
 
     /// Waits up to `timeout` seconds (on a connection it holds meanwhile) for the next handover

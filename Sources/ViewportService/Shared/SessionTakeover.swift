@@ -25,7 +25,7 @@ final class SessionTakeover: Sendable {
         guard sessions.running.load(ordering: .relaxed) else {
             throw Problem.unavailable("viewportd is shutting down")
         }
-        let replyKey = store.keys.reply(RedisStateStore.nonce())
+        let replyKey = store.keys.reply(RedisStateStore.nonce(), session: id)
         // A round that does not take it saw it handed over to another instance's request, which
         // applied its update: progress, only not this request's. With three instances sending to
         // one session at once, 5 % of requests lost three rounds in a row (the first bound: a

@@ -10,99 +10,135 @@ import ViewportRedis
 /// after another instance took the session, names an old epoch and is refused (`lost`), whatever
 /// its lease says.
 enum StoreScripts {
-    /// The store's clock in milliseconds, and the start of a grace period when no instance's
-    /// heartbeat reached the store for `gap` ms before this (`ARGV[gap]`): then the store was
-    /// unreachable for every instance (paused, restarted, cut off), not one instance dead.
-    /// Expects `prefix` and `gap` (ms) and the lease (ms) as locals.
+    /// The store's clock in milliseconds, and the start of a grace period in a cell when no
+    /// instance's heartbeat reached the cell for `gap` ms before this: then that part of the
+    /// store may have been unreachable for every instance (paused, restarted, failed over, cut
+    /// off), or its owners are dead. Unless a grace runs already: in a cell nobody beats any
+    /// more (its owners died) each grace is one lease, and an owner not heard from within the
+    /// comeback window of its start is taken as dead (``acquire``). Expects `beatKey`,
+    /// `graceKey`, `gap` (ms) and `leaseMs` as locals.
     private static let notingOutages = #"""
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-        local last = tonumber(redis.call('GET', prefix .. 'beat') or '0')
-        if last > 0 and now - last > gap then redis.call('SET', prefix .. 'grace', now, 'PX', leaseMs) end
+        local last = tonumber(redis.call('GET', beatKey) or '0')
+        if last > 0 and now - last > gap then redis.call('SET', graceKey, now, 'PX', leaseMs, 'NX') end
         """#
 
-    /// KEYS: instance. ARGV: lease ms, key prefix, gap ms, whether this instance's heartbeat
-    /// reached this store before ('1'/'0').
+    /// One cell's heartbeat, sent by an instance that may hold leases in the cell
+    /// (``CellLiveness``). KEYS: the cell's `beat`, `grace`, `seen`. ARGV: lease ms, gap ms,
+    /// whether this instance's beat or check reached this cell before ('1'/'0'), instance, and
+    /// the floor: -1 (this instance begins to beat the cell: no expectation), 0 (it beat the cell
+    /// before: `beat` is its last beat at least) or the store time (ms) it took a session of the
+    /// cell at.
     ///
-    /// This instance is alive for another lease (`instance:<id>`, with the lease as TTL), and the
-    /// store heard from an instance now (`beat`, the store's clock). After a silence of every
-    /// instance (see ``notingOutages``) a lease-long grace starts (`grace`), during which sessions
-    /// whose owner did not release them are not taken from that owner (``acquire``): it gets to
-    /// write back what it answered while the store was away, and takes its lapsed leases back.
-    /// The same grace starts when `beat` is gone although this instance wrote it before: the
-    /// store lost its keys (restarted empty, flushed), and sessions their owners still hold are
-    /// missing until written back (not a 404 meanwhile).
+    /// The store heard from an instance in the cell now (`beat`, the store's clock; `seen`, per
+    /// instance). When `beat` is older than the gap (and than the floor), no instance's beat
+    /// reached the cell for that long although this one kept sending them: that part of the
+    /// store was unreachable for every instance (paused, restarted, failed over, cut off), not
+    /// one instance dead. Then a lease-long grace starts (`grace`), during which sessions of the
+    /// cell whose owner did not release them are not taken from that owner (``acquire``): it gets
+    /// to write back what it answered while the store was away, and takes its lapsed leases
+    /// back. The same grace starts when `beat` is gone although this instance's beat or check
+    /// reached the cell before (or is only the `1` of a coarse check, ``cellCheck``, where this
+    /// instance's own beats had been: the gap rule): the store lost the cell's keys
+    /// (restarted empty, flushed, failed over to a replica that had not got them), and sessions
+    /// their owners still hold are missing until written back (not a 404 meanwhile). Instances
+    /// not heard from for a hundred leases leave `seen`.
     static let heartbeat = RedisScript(#"""
-        local leaseMs, prefix, gap = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-        """# + "\n" + notingOutages + "\n" + #"""
-        if last == 0 and ARGV[4] == '1' then redis.call('SET', prefix .. 'grace', now, 'PX', leaseMs) end
-        redis.call('SET', prefix .. 'beat', now)
-        redis.call('SET', KEYS[1], '1', 'PX', leaseMs)
+        local beatKey, graceKey, leaseMs, gap = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        local last = tonumber(redis.call('GET', beatKey) or '0')
+        local floor = tonumber(ARGV[5])
+        if (last == 0 and ARGV[3] == '1') or (floor >= 0 and last > 0 and now - math.max(last, floor) > gap) then
+          redis.call('SET', graceKey, now, 'PX', leaseMs)
+        end
+        redis.call('SET', beatKey, now)
+        redis.call('HSET', KEYS[3], ARGV[4], now)
+        if redis.call('HLEN', KEYS[3]) > 64 then
+          local all = redis.call('HGETALL', KEYS[3])
+          for i = 1, #all, 2 do
+            if now - tonumber(all[i + 1]) > 100 * leaseMs then redis.call('HDEL', KEYS[3], all[i]) end
+          end
+        end
         return 'ok'
         """#)
 
-    /// KEYS: session, lease. ARGV: instance, lease ms, handle block, reply key, key prefix,
-    /// session id, inbox ms, gap ms, comeback ms (how soon a live owner is heard from once the
-    /// store answers again).
+    /// The coarse check of a cell (``CellLiveness``). KEYS: the cell's `beat`, `grace`. ARGV:
+    /// lease ms, whether this instance's beat or check reached this cell before ('1'/'0').
+    ///
+    /// Makes sure `beat` exists, so that a session missing from a cell with `beat` is gone (404)
+    /// and one missing from a cell without it may have been lost by the store (``acquire``).
+    /// Never moves an existing `beat` (that would hide an outage from the cell's owners): a
+    /// missing one is set to `1` (long ago), and when this instance had reached the cell before,
+    /// the store lost the cell's keys: a grace starts, as in ``heartbeat``.
+    static let cellCheck = RedisScript(#"""
+        if redis.call('EXISTS', KEYS[1]) == 1 then return 'ok' end
+        if ARGV[2] == '1' then
+          local clock = redis.call('TIME')
+          redis.call('SET', KEYS[2], tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000), 'PX', ARGV[1])
+        end
+        redis.call('SET', KEYS[1], '1')
+        return 'ok'
+        """#)
+
+    /// KEYS: session, lease, and the cell's `beat`, `grace`, `seen`. ARGV: instance, lease ms,
+    /// handle block, gap ms, comeback ms (how soon a live owner is heard from once the store
+    /// answers again).
     ///
     /// `{'missing'}` when there is no such session (`{'outage', …}` while the store may have lost
-    /// it: see ``heartbeat``); `{'wait', owner, lease ms left}` when a live
-    /// instance owns it (a handover request `<id> <reply key>` is pushed to that owner's inbox);
-    /// `{'outage', ms left}` during the grace after every instance lost the store (see
-    /// ``heartbeat``) when the previous owner did not release it (`free`): its owner may still
-    /// have answered changes it could not write; else takes it: `{'acquired', epoch, handles
-    /// reserved before, version, snapshot, stolen}` (stolen: the previous owner's lease was held
-    /// but its heartbeat is gone). A handle block is reserved for the new owner.
+    /// it: see ``heartbeat``); `{'wait', owner, lease ms left}` while another instance holds its
+    /// lease (the asker then sends that owner a handover request); `{'outage', ms left}` during
+    /// the cell's grace after every instance lost it (see ``heartbeat``) when the previous owner
+    /// did not release it (`free`): its owner may still have answered changes it could not
+    /// write; else takes it: `{'acquired', epoch, handles reserved before, version, snapshot,
+    /// stolen, store ms}` (stolen: from an owner whose lease lapsed without a release; the store's
+    /// clock, from which the new owner's beats of the cell count: ``heartbeat``). A handle block
+    /// is reserved for the new owner.
     static let acquire = RedisScript(#"""
         if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then
-          -- Missing during a grace, or before any heartbeat reached a store that lost its keys:
+          -- Missing during a grace, or before any heartbeat reached a cell that lost its keys:
           -- an owner may still write it back.
-          local grace = redis.call('PTTL', ARGV[5] .. 'grace')
+          local grace = redis.call('PTTL', KEYS[4])
           if grace > 0 then return {'outage', grace} end
-          if redis.call('EXISTS', ARGV[5] .. 'beat') == 0 then return {'outage', tonumber(ARGV[2])} end
+          if redis.call('EXISTS', KEYS[3]) == 0 then return {'outage', tonumber(ARGV[2])} end
           return {'missing'}
         end
         local lease = redis.call('GET', KEYS[2])
-        local stolen = 0
         if lease then
           local owner = string.match(lease, '^(.*)|') or ''
-          if owner ~= ARGV[1] and redis.call('EXISTS', ARGV[5] .. 'instance:' .. owner) == 1 then
-            local inbox = ARGV[5] .. 'inbox:' .. owner
-            redis.call('RPUSH', inbox, ARGV[6] .. ' ' .. ARGV[4])
-            redis.call('PEXPIRE', inbox, ARGV[7])
-            return {'wait', owner, redis.call('PTTL', KEYS[2])}
-          end
-          stolen = 1
+          if owner ~= ARGV[1] then return {'wait', owner, redis.call('PTTL', KEYS[2])} end
         end
+        local stolen = 0
         if redis.call('HGET', KEYS[1], 'free') ~= '1' then
-          local leaseMs, prefix, gap = tonumber(ARGV[2]), ARGV[5], tonumber(ARGV[8])
+          local beatKey, graceKey, leaseMs, gap = KEYS[3], KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[4])
         """# + "\n" + notingOutages + "\n" + #"""
-          local grace = redis.call('PTTL', prefix .. 'grace')
+          local owner = redis.call('HGET', KEYS[1], 'owner')
+          local grace = redis.call('PTTL', graceKey)
           if grace > 0 then
             -- Wait for the owner while it is heard from again (its lease lapsed: it takes it back
             -- with its next write), or while an owner still alive may not have been yet; an
             -- owner not back by then is taken as dead (every instance crashed, say).
-            local owner = redis.call('HGET', KEYS[1], 'owner')
-            local alive = owner and owner ~= ARGV[1] and redis.call('EXISTS', prefix .. 'instance:' .. owner) == 1
-            local started = tonumber(redis.call('GET', prefix .. 'grace') or '0')
-            if alive or now - started < tonumber(ARGV[9]) then return {'outage', grace} end
+            local seen = (owner and owner ~= ARGV[1]) and tonumber(redis.call('HGET', KEYS[5], owner) or '0') or 0
+            local alive = seen > 0 and now - seen < leaseMs
+            local started = tonumber(redis.call('GET', graceKey) or '0')
+            if alive or now - started < tonumber(ARGV[5]) then return {'outage', grace} end
           end
+          if not lease and owner and owner ~= ARGV[1] then stolen = 1 end
         end
         redis.call('HDEL', KEYS[1], 'free')
         redis.call('HSET', KEYS[1], 'owner', ARGV[1])
-        -- The new owner's heartbeat exists as long as its lease does (a store that restarted
-        -- empty has none until the owner's next heartbeat: a lease without one is taken as a
-        -- dead owner's).
-        redis.call('SET', ARGV[5] .. 'instance:' .. ARGV[1], '1', 'PX', ARGV[2])
         local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
         local hwm = tonumber(redis.call('HGET', KEYS[1], 'hwm') or '0')
         redis.call('HSET', KEYS[1], 'hwm', hwm + tonumber(ARGV[3]))
         redis.call('SET', KEYS[2], ARGV[1] .. '|' .. epoch, 'PX', ARGV[2])
-        return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen}
+        local taken = redis.call('TIME')
+        return {'acquired', epoch, hwm, tonumber(redis.call('HGET', KEYS[1], 'ver') or '0'), redis.call('HGET', KEYS[1], 'snap') or '', stolen,
+          tonumber(taken[1]) * 1000 + math.floor(tonumber(taken[2]) / 1000)}
         """#)
 
-    /// Writes of several sessions in one call (a script call costs more than the few commands
-    /// each write runs). KEYS: per write its session, lease and reply key. ARGV: instance, lease
+    /// Writes of several sessions of one cell in one call (a script call costs more than the few
+    /// commands each write runs). KEYS: per write its session, lease and reply key. ARGV: instance, lease
     /// ms, session ms, then per write: epoch, version, snapshot, handle reserve, renew ('1'/'0'),
     /// mode ('write'/'release'), reply ('1'/'0'). Answers one status per write, in order.
     ///
@@ -183,7 +219,7 @@ enum StoreScripts {
         return 'ok'
         """#)
 
-    /// KEYS: session, lease, the owner's heartbeat. ARGV: instance, epoch, lease ms.
+    /// KEYS: session, lease. ARGV: instance, epoch, lease ms.
     ///
     /// Takes back a session whose release (named `epoch`) got no answer, at `epoch + 2`, whether
     /// the release ran or not: the release did not run (the epoch is still `epoch`, the lease
@@ -212,7 +248,6 @@ enum StoreScripts {
         redis.call('HSET', KEYS[1], 'epoch', target, 'owner', ARGV[1])
         redis.call('HDEL', KEYS[1], 'free')
         redis.call('SET', KEYS[2], ARGV[1] .. '|' .. target, 'PX', ARGV[3])
-        redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
         return {'ok', target}
         """#)
 

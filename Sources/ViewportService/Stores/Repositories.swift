@@ -38,14 +38,15 @@ struct Repositories: Sendable {
         let layouts = LayoutStore(
             maxLayouts: configuration.layouts.max, maxTotalItems: configuration.layouts.maxTotalItems, idleTimeoutSeconds: idle)
         let sessions = SessionStore(maxSessions: configuration.sessions.max, idleTimeoutSeconds: idle, layouts: layouts)
-        guard let url = configuration.store.url, let endpoint = try? RedisEndpoint(url: url) else {
+        guard let url = configuration.store.url, let seeds = try? RedisEndpoint.seeds(url: url), !seeds.isEmpty else {
             return Repositories(layouts: layouts, sessions: .local(sessions))
         }
         let settings = configuration.store
         let timeout = ServiceConfiguration.seconds(settings.timeout)
         let lease = ServiceConfiguration.seconds(settings.leaseTimeout)
-        let pool = RedisPool(
-            endpoint: endpoint, connectTimeout: timeout, commandTimeout: timeout,
+        // One server (served as one node) or a cluster's seeds.
+        let pool = RedisClusterClient(
+            seeds: seeds, connectTimeout: timeout, commandTimeout: timeout,
             capacity: configuration.http.threads + configuration.store.requestThreads + 4, retryInterval: min(0.25, timeout, ServiceConfiguration.seconds(settings.flushInterval)),
             reconnectsInBackground: true)
         let store = RedisStateStore(
@@ -58,7 +59,7 @@ struct Repositories: Sendable {
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
         let sharedSessions = SharedSessionStore(
             local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, storeThreads: configuration.store.requestThreads)
-        logger.info("shared store \(endpoint) as instance \(store.instance)")
+        logger.info("shared store \(seeds.map { "\($0)" }.joined(separator: ",")) as instance \(store.instance)")
         return Repositories(layouts: sharedLayouts, sessions: .shared(sharedSessions))
     }
 
