@@ -1392,6 +1392,8 @@ export class ViewportClient {
             shift(delta) { if (last) last.offset = [last.offset[0] + delta[0], last.offset[1] + delta[1]]; },
             // Whether the user is scrolling (no rest since the last scroll event).
             scrolling() { return last !== null; },
+            // The scroll's velocity, as the last dragging update carried it.
+            velocity() { return velocity.map((x) => Math.round(x)); },
         };
         element.addEventListener("scroll", onScroll, { passive: true });
         const ended = () => {
@@ -1495,8 +1497,13 @@ export class ViewportClient {
         }
         this._scrollTracker?.shift(delta);
         // The container's scroll event for this is ignored as ours: the session learns where
-        // the container is from this update (merged with a queued one of the same phase).
-        if (!exact) this.scroll(now_, { phase: this._scrollTracker?.scrolling() ? "dragging" : "idle" });
+        // the container is from this update (merged with a queued one of the same phase). While
+        // the user scrolls it keeps the scroll's velocity: without one the session would stop
+        // looking ahead for that plan.
+        if (!exact) {
+            const tracker = this._scrollTracker;
+            this.scroll(now_, tracker?.scrolling() ? { phase: "dragging", velocity: tracker.velocity() } : { phase: "idle" });
+        }
     }
 
     /// Sets the scroll container to the session's offset. The browser may clamp it to the
