@@ -6,29 +6,39 @@ loopback: every chunk read from either side is held RTT/2 before it is written o
 upgrade and its frames included), then opens pages through the proxy in headless Chromium
 (chromium + chromium-driver, driven by Selenium, as scripts/browser-test.py does):
 
-  - minimal: the minimal page of docs/guides/browser-client.md (100,000 rows of 48 px, `buffer: 250`);
-  - demo: GET /demo (100,000 posts in measured stacks, lazy load).
+  - minimal: the minimal page of docs/guides/browser-client.md (100,000 rows of 48 px, its buffer
+    `{ahead: 0.75 viewports, behind: 0}`);
+  - demo: GET /demo (100,000 posts in measured stacks, lazy load, the same buffer);
+  - local: the minimal page's rows drawn by a virtualizer in the page (no network, no session),
+    from the container's offset in its scroll event, over the same region as the session's at
+    rest: what a planner across a network aims for. One row, whatever the RTTs.
 
 For each page and RTT, the page's scroll container is driven at a constant speed, frame by frame
 (requestAnimationFrame sets scrollTop = start + v·t), for 2 s. Each frame, right after the
 container moved (what the frame paints), a sampler takes the share of the viewport's height that
 no shown item element ([data-item-id]) covers: FlashList's blank area. A cell is its mean over
-the frames. Jumps: from rest, scrollTop jumps far; "screen full after" is the time from the frame
+the frames; the frames per second of each cell are printed (a frame the machine drops shows as
+blank). Jumps: from rest, scrollTop jumps far; "screen full after" is the time from the frame
 that jumped to the first frame with no blank (gaps under 1 px are rounding), the median over the
 jumps. The sampler also records the materialized reach: the extent of the shown views' rects (the
-day headers of /demo aside) in viewport heights, the largest over every frame (the bound is 2.5,
-plus the items that straddle the region's two ends).
+day headers of /demo aside) in viewport heights, the largest over every frame; above 2.5 the run
+fails. Under the table, the cells the bound puts out of reach: the screen runs v·lag ahead of the
+plan's viewport, and the region, which holds that viewport and `behind` behind it, has at most
+1.5·h − behind ahead of it.
 
 Usage: scripts/latency-bench.py [--binary PATH ...] [--rtt 0,50,100,150] [--speeds 1500,4000,8000]
-                                [--pages minimal,demo] [--jumps N] [--seconds S] [--quick]
-                                [--client FILE] [--window W,H] [--buffer N]
+                                [--pages minimal,demo,local] [--jumps N] [--seconds S] [--quick]
+                                [--client FILE] [--window W,H] [--buffer SPEC] [--trace]
   --binary twice or more: each binary is measured in turn, its table printed, side by side in
-  one sitting. --quick (CI): RTT 100 ms, 4,000 px/s, both pages, 3 jumps; exits 1 when a mean
-  blank passes --bound (default 45 %: a client without pipelining and look-ahead leaves 60-90 %
-  there, this one 1-5 % on a quiet machine and up to ~30 % on a 2-core machine at load 17), the
-  reach passes 2.5 viewports, a jump stays blank for 5 s, or the page reports an error.
+  one sitting. --quick (CI): RTT 100 ms, 4,000 px/s, minimal and demo, 3 jumps; exits 1 when a
+  mean blank passes --bound (default 45 %: a client without pipelining and look-ahead leaves
+  60-90 % there, this one under 2 % on a quiet machine), the reach passes 2.5 viewports, a jump
+  stays blank for 5 s, or the page reports an error.
   --client FILE: the proxy answers GET /client/viewportd.js with FILE (a client being edited,
   without rebuilding the binary); repeated, the n-th goes with the n-th --binary ('-': none).
+  --buffer SPEC: the pages' buffer instead of the guide's: n (points on each side) or
+  ahead,behind; a part ending in h is in viewport heights (0.75h,0 is the guide's).
+  --trace: logs each cell's frames with blank (twice: every frame).
 Needs: chromium, chromium-driver (apt), selenium (pip): scripts/install-deps.sh --browser.
 """
 import argparse
@@ -167,7 +177,7 @@ const [id, start, speed, seconds, tracing] = arguments, done = arguments[argumen
 const s = document.getElementById(id), h = s.clientHeight;
 const c = window.viewportd.client;
 let t0 = null, frames = 0, sum = 0, worst = 0, reach = 0, blankFrames = 0, shown = 0, lag = 0;
-const trace = tracing ? [] : null;
+const trace = tracing ? [] : null, aheads = [];
 const frame = (ts) => {
   if (t0 === null) t0 = ts;
   const t = (ts - t0) / 1000;
@@ -175,9 +185,11 @@ const frame = (ts) => {
   const [blank, r, n] = window.__blank(s);
   // How far behind the container the last plan applied is, in ms of motion.
   lag += (s.scrollTop - c.offset[1]) / speed * 1000;
+  // How far the shown views reach past the plan's viewport (the region ahead, to an item).
+  let bottom = -Infinity;
+  for (const v of c.shownViews()) if (v.rect) bottom = Math.max(bottom, v.rect[1] + v.rect[3]);
+  aheads.push(bottom - c.offset[1] - h);
   if (trace) {
-    let bottom = -Infinity;
-    for (const v of c.shownViews()) if (v.rect) bottom = Math.max(bottom, v.rect[1] + v.rect[3]);
     trace.push([Math.round(t * 1000), Math.round(100 * blank / h), Math.round((s.scrollTop - c.offset[1]) / speed * 1000),
                 Math.round(bottom - c.offset[1] - h), Math.round(s.scrollTop - c.offset[1])]);
   }
@@ -185,7 +197,8 @@ const frame = (ts) => {
   shown = Math.max(shown, n);
   if (blank >= 1) blankFrames += 1;
   if (t < seconds) requestAnimationFrame(frame);
-  else done({frames, mean: sum / frames, worst, reach, blankFrames, shown, fps: (frames - 1) / t, end: s.scrollTop, lag: lag / frames, trace});
+  else done({frames, mean: sum / frames, worst, reach, blankFrames, shown, fps: (frames - 1) / t, end: s.scrollTop, lag: lag / frames, trace,
+                 ahead: aheads.sort((a, b) => a - b)[aheads.length >> 1]});
 };
 requestAnimationFrame(frame);
 """
@@ -332,9 +345,11 @@ def measure_binary(binary, client, args, rng_seed):
                     for speed, m in cells.items():
                         log(f"trace {page} RTT {rtt} ms {speed} px/s (ms, blank %, lag ms, shown views past the plan's viewport, "
                             "the container past it; px):", " ".join(":".join(map(str, f)) for f in m["trace"] if f[1] or args.trace > 1))
-                line = "  ".join(f"{s}: {pct(m['mean'])} (worst {pct(m['worst'])}, lag {m['lag']:.0f} ms, reach {m['reach']:.2f}, {m['fps']:.0f} fps)"
+                line = "  ".join(f"{s}: {pct(m['mean'])} (worst {pct(m['worst'])}, lag {m['lag']:.0f} ms, reach {m['reach']:.2f}, "
+                                 f"ahead {m['ahead']:.0f} px, {m['fps']:.0f} fps)"
                                  for s, m in cells.items())
-                log(f"{os.path.basename(binary)}{'+' + os.path.basename(client) if client else ''} {page} RTT {rtt} ms [{transport}]: {line}; jumps "
+                log(f"{os.path.basename(binary)}{'+' + os.path.basename(client) if client else ''} {page} "
+                    f"{'' if rtt is None else f'RTT {rtt} ms '}[{transport}]: {line}; jumps "
                     f"{[None if j['ms'] is None else round(j['ms']) for j in jumps]}{'; errors ' + str(errors[:2]) if errors else ''}")
     finally:
         driver.quit()
@@ -402,7 +417,7 @@ def main():
                                          "a part ending in h is in viewport heights (0.75h)")
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--trace", action="count", default=0, help="log each cell's frames with blank (twice: every frame)")
-    parser.add_argument("--quick", action="store_true", help="CI: RTT 100 ms, 4,000 px/s, both pages, 3 jumps, bounds")
+    parser.add_argument("--quick", action="store_true", help="CI: RTT 100 ms, 4,000 px/s, minimal and demo, 3 jumps, bounds")
     parser.add_argument("--bound", type=float, default=45.0, help="--quick: the largest mean blank, in percent")
     args = parser.parse_args()
     if args.quick:
@@ -436,6 +451,12 @@ def main():
             for speed, m in row.cells.items():
                 if args.quick and m["mean"] * 100 > args.bound:
                     failed.append(f"{at} {speed} px/s: mean blank {pct(m['mean'])} > {args.bound} %")
+                # Looking ahead, the region reaches 1.5 h - behind past the plan's viewport (at
+                # --quick's speed and RTT the cap binds); the buffer alone, `ahead` and an item.
+                room = (LOOK_AHEAD_VIEWPORTS - 1) * row.height - row.behind
+                if args.quick and row.page != "local" and m["ahead"] < 0.9 * room:
+                    failed.append(f"{at} {speed} px/s: the shown views reach {m['ahead']:.0f} px past the plan's viewport "
+                                  f"(the median frame), less than 0.9 x {room:.0f} px: the session did not look ahead")
                 if m["reach"] > LOOK_AHEAD_VIEWPORTS:
                     failed.append(f"{at} {speed} px/s: items reach {m['reach']:.2f} viewports > {LOOK_AHEAD_VIEWPORTS}")
             if any(j["reach"] > LOOK_AHEAD_VIEWPORTS for j in row.jumps):
