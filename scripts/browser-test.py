@@ -27,8 +27,8 @@ lay above the viewport, every post on screen keeps its position (within 1 px).
 Over a delay proxy (DelayProxy, 80 ms round trip; scripts/latency-bench.py uses it too), /demo
 is swept at a constant speed down and up, on the socket and by POST: several messages are in
 flight on the socket, plans are applied in seq order one after the other, the DOM is the
-session's after settling (the checks above), no view handle is created twice, and updates carry
-`rtt` exactly when the server takes it.
+session's after settling (the checks above), no view handle is created twice, updates carry
+`rtt` exactly when the server takes it, and every dragging update carries a velocity.
 
 It saves a screenshot (default docs/demo.png) and exits 1 on any failure.
 
@@ -1038,9 +1038,10 @@ const done = arguments[arguments.length - 1];
 
 
 # Records what the client sends and applies (its private methods wrapped, once per client): the
-# seq of every plan applied, the most messages in flight at once, the `rtt` updates carried.
+# seq of every plan applied, the most messages in flight at once, the `rtt` updates carried,
+# the dragging updates and those of them without a velocity.
 PIPELINE_JS = """
-const c = window.viewportd.client, record = {seqs: [], most: 0, rtts: [], updates: 0, refused: 0};
+const c = window.viewportd.client, record = {seqs: [], most: 0, rtts: [], updates: 0, refused: 0, dragging: 0, still: []};
 window.viewportd.pipeline = record;
 const apply = c._applyPlan;
 c._applyPlan = function (plan, seq, message) { record.seqs.push(plan.seq); return apply.call(this, plan, seq, message); };
@@ -1053,6 +1054,11 @@ const body = c._body;
 c._body = function (message, seq) {
   const b = body.call(this, message, seq);
   if (message.kind === 'update') { record.updates += 1; if (b.rtt !== undefined) record.rtts.push(b.rtt); }
+  // A dragging update without a velocity stops the session's look-ahead for its plan.
+  if (message.kind === 'update' && b.phase === 'dragging') {
+    record.dragging += 1;
+    if (!b.velocity) record.still.push(b.seq);
+  }
   record.most = Math.max(record.most, this._flight.length + (this._sending ? 1 : 0));
   return b;
 };
@@ -1092,7 +1098,8 @@ def pipeline_checks(test, server):
     several messages are in flight at once; every plan is applied in seq order, one seq after
     the other; after settling the DOM is the session's (the usual checks) and no view handle was
     created twice; updates carry the measured round trip (`rtt`) when the server takes it, and
-    stop carrying it when it does not. By POST (?socket=0), one request at a time."""
+    stop carrying it when it does not; every dragging update carries a velocity (also the one
+    that tells the session where an edit's anchor moved the container). By POST (?socket=0), one request at a time."""
     port = int(server.base.rsplit(":", 1)[1].split("/")[0])
     proxy = DelayProxy(port)
     proxy.rtt = 0.08
@@ -1119,6 +1126,9 @@ def pipeline_checks(test, server):
             rtts = record["rtts"]
             if accepted and (len(rtts) < record["updates"] // 2 or not all(0.06 <= r <= 0.5 for r in rtts[-5:])):
                 test.fail(f"{label}: the server takes rtt, and {len(rtts)} of {record['updates']} updates carried it, the last {rtts[-5:]}")
+            if not record["dragging"] or record["still"]:
+                test.fail(f"{label}: {len(record['still'])} of {record['dragging']} dragging updates went without a velocity "
+                          f"(seq {record['still'][:5]}): the session looks ahead only with one")
             if not accepted and rtts and test.js("return window.viewportd.client._rttField"):
                 test.fail(f"{label}: the server refuses rtt and the client still sends it")
             problems, created = handles_problems(test, None)

@@ -1344,8 +1344,8 @@ export class ViewportClient {
 
     // MARK: Following a scroll container
 
-    /// Follows a scroll container: each scroll event queues an update (drag-begin for the first
-    /// after a rest, then dragging, with a velocity), an idle update once scrolling stops, and an
+    /// Follows a scroll container: each scroll event queues an update with a velocity (drag-begin
+    /// for the first after a rest, then dragging), an idle update once scrolling stops, and an
     /// update with `size` when the container resizes. Returns a function that stops following.
     bindScroller(element) {
         this._scroller = element;
@@ -1353,6 +1353,8 @@ export class ViewportClient {
         let last = null;
         let idleTimer = null;
         let velocity = [0, 0];
+        // Where the container rested: the first step of a motion is from there.
+        let rested = [element.scrollLeft, element.scrollTop];
         const onScroll = () => {
             const t = now();
             const offset = [element.scrollLeft, element.scrollTop];
@@ -1366,6 +1368,9 @@ export class ViewportClient {
             let moved = false;
             if (last === null) {
                 phase = "drag-begin";
+                // The step from rest, over one frame (scroll events come once a frame): the first
+                // plan of a motion looks ahead already, not the second one.
+                velocity = [(offset[0] - rested[0]) * 1000 / FRAME_MS, (offset[1] - rested[1]) * 1000 / FRAME_MS];
             } else {
                 const dt = (t - last.t) / 1000;
                 if (dt > 0) {
@@ -1376,7 +1381,7 @@ export class ViewportClient {
                 moved = true;
             }
             last = { t, offset, moved };
-            this.scroll(offset, phase === "drag-begin" ? { phase } : { phase, velocity: velocity.map((x) => Math.round(x)) });
+            this.scroll(offset, { phase, velocity: velocity.map((x) => Math.round(x)) });
             clearTimeout(idleTimer);
             idleTimer = setTimeout(rest, IDLE_AFTER_MS);
         };
@@ -1385,13 +1390,16 @@ export class ViewportClient {
             if (last === null) return;
             last = null;
             velocity = [0, 0];
-            this.scroll([element.scrollLeft, element.scrollTop], { phase: "idle" });
+            rested = [element.scrollLeft, element.scrollTop];
+            this.scroll(rested, { phase: "idle" });
         };
         this._scrollTracker = {
             // The container moved by `delta` under the user's scroll (an edit's anchor).
             shift(delta) { if (last) last.offset = [last.offset[0] + delta[0], last.offset[1] + delta[1]]; },
             // Whether the user is scrolling (no rest since the last scroll event).
             scrolling() { return last !== null; },
+            // The scroll's velocity, as the last dragging update carried it.
+            velocity() { return velocity.map((x) => Math.round(x)); },
         };
         element.addEventListener("scroll", onScroll, { passive: true });
         const ended = () => {
@@ -1495,8 +1503,13 @@ export class ViewportClient {
         }
         this._scrollTracker?.shift(delta);
         // The container's scroll event for this is ignored as ours: the session learns where
-        // the container is from this update (merged with a queued one of the same phase).
-        if (!exact) this.scroll(now_, { phase: this._scrollTracker?.scrolling() ? "dragging" : "idle" });
+        // the container is from this update (merged with a queued one of the same phase). While
+        // the user scrolls it keeps the scroll's velocity: without one the session would stop
+        // looking ahead for that plan.
+        if (!exact) {
+            const tracker = this._scrollTracker;
+            this.scroll(now_, tracker?.scrolling() ? { phase: "dragging", velocity: tracker.velocity() } : { phase: "idle" });
+        }
     }
 
     /// Sets the scroll container to the session's offset. The browser may clamp it to the
