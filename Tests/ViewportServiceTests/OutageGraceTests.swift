@@ -40,10 +40,13 @@ struct OutageGraceTests {
         _ = try raw.pipeline((0..<StoreKeys.cellCount).map { command(key(StoreKeys.cell($0))) })
     }
 
-    /// The last heartbeat in every cell `silence` ms ago.
+    /// The last heartbeat in every cell `silence` ms ago: `beat` then, and the pulse it renewed
+    /// (it lives the outage gap, half a lease) gone or still there.
     func setBeat(silence: Int64) throws {
         let then = String(try storeNow() - silence)
         try inEveryCell(keys.beat(cell:)) { RedisCommand("SET", $0, then) }
+        let gap = instance("fixture").outageGapMilliseconds
+        try inEveryCell(keys.pulse(cell:)) { silence < gap ? RedisCommand("SET", $0, "1", "PX", gap - silence) : RedisCommand("DEL", $0) }
     }
 
     /// `owner` was not heard from (its heartbeat key expired, and every cell's record of it).
@@ -182,6 +185,51 @@ struct OutageGraceTests {
         try setBeat(silence: 1200)
         try taker.heartbeat()
         #expect(try graceLeft(id) > 1500)
+    }
+
+    @Test func aPlainBeatNeverHidesASilence() throws {
+        // The writer's beats of a cell it beat before are a plain PEXPIRE of the cell's pulse:
+        // one that finds the pulse gone changes nothing, so a take still sees the silence, and
+        // the owner's next round beats with the script, which notes the silence itself.
+        defer { redis.stop() }
+        let owner = instance("owner")
+        let asker = instance("asker")
+        let id = "66666666666666666666666666666666"
+        func pulseLeft() throws -> Int64 { try raw.send(RedisCommand("PTTL", keys.pulse(of: id))).integer ?? -2 }
+        #expect([.ok, .layoutMissing].contains(open(id, on: owner)))
+        _ = try raw.send(RedisCommand("PEXPIRE", keys.pulse(of: id), 100))
+        _ = owner.round(heartbeat: true)
+        #expect(try pulseLeft() > 900, "the plain beat prolongs the pulse")
+        // Every instance cut off for longer than a lease: the pulse and the lease are gone.
+        try simulateOutage(of: [id], owner: "nobody")
+        Thread.sleep(forTimeInterval: Double(owner.leaseMilliseconds) / 8 / 1000 + 0.02)
+        _ = owner.round(heartbeat: true)
+        #expect(try pulseLeft() == -2 && graceLeft(id) == -2, "a PEXPIRE brings no pulse back")
+        guard case .outage = try asker.acquire(id, replyKey: keys.reply("r", session: id)) else {
+            Issue.record("a take after the silence must wait for the owner")
+            return
+        }
+        #expect(try graceLeft(id) > 1500)
+        try inEveryCell(keys.grace(cell:)) { RedisCommand("DEL", $0) }
+        _ = owner.round(heartbeat: true)
+        #expect(try graceLeft(id) > 1500, "the owner's script beat notes the silence")
+        #expect(try pulseLeft() > 900)
+    }
+
+    @Test func aNewInstancesPlainCheckCreatesNoBeatAndItsScriptCheckNoGrace() throws {
+        // The coarse check is a plain EXISTS of `beat`; a cell without it gets the script in the
+        // next round. A store that lost its keys answers 503 for missing sessions until then.
+        defer { redis.stop() }
+        let unknown = "77777777777777777777777777777777"
+        let newcomer = instance("newcomer")
+        _ = newcomer.round(heartbeat: true)
+        guard case .outage = try newcomer.acquire(unknown, replyKey: keys.reply("r", session: unknown)) else {
+            Issue.record("the EXISTS does not create `beat`")
+            return
+        }
+        _ = newcomer.round(heartbeat: true)
+        #expect(try newcomer.acquire(unknown, replyKey: keys.reply("r", session: unknown)) == .missing)
+        #expect(try graceLeft(unknown) == -2)
     }
 
     @Test func aLeaseNeverOutlivesItsOwnersHeartbeatAfterTheStoreLostItsKeys() throws {

@@ -1,21 +1,28 @@
 /// One instance's part in the liveness of the store's cells (``StoreScripts/heartbeat``), as a
-/// pure state machine: which cells its writer beats in a round, and what it learnt from the
+/// pure state machine: which cells its writer beats in a round, how, and what it learnt from the
 /// replies.
 ///
 /// An instance beats (every eighth of a lease) only the cells where it may hold a lease: those
-/// are the cells whose sessions an outage could take from it, and their `beat` is what shows an
-/// outage there. Every other cell gets a coarse check every ``coarseLeases`` leases
-/// (``StoreScripts/cellCheck``), which only makes sure `beat` exists (a missing `beat` means the
-/// store lost the cell's keys) and never moves it, so it cannot hide an outage from an owner.
+/// are the cells whose sessions an outage could take from it, and their `pulse` is what shows an
+/// outage there. A beat is the heartbeat script when the cell's pulse may be gone (the first beat
+/// of a cell, one after a beat that got no answer or found the pulse gone, every beat of a forced
+/// heartbeat), else a plain `PEXPIRE` of the pulse, which can only prolong a pulse that exists:
+/// after a silence longer than the gap the pulse stays gone until a script notes the silence.
 ///
-/// `floor`, per cell, is what this instance's next beat of the cell expects of `beat`:
+/// Every other cell gets a coarse check every ``coarseLeases`` leases: a plain `EXISTS` of its
+/// `beat`, and the check script (``StoreScripts/cellCheck``) in the next round for a cell whose
+/// `beat` was missing (or for every cell, in a forced heartbeat). The script makes sure `beat`
+/// exists (a missing `beat` means the store lost the cell's keys) and never moves it, so it
+/// cannot hide an outage from an owner.
+///
+/// `floor`, per cell, is what this instance's next beat of the cell expects:
 /// - nil: it does not beat the cell;
 /// - ``beginning``: it begins to beat it in the same round trip as the first write of a session
-///   of the cell (the beat goes first): a stale `beat` is then an idle cell, not an outage;
-/// - a store time T (ms): it took a session of the cell at T; `beat` older than T is an idle
-///   cell, a silence since T longer than the gap an outage;
-/// - ``continuing``: its beats reached the cell before: a silence of `beat` longer than the gap
-///   is an outage of the cell for every instance (its own beats included).
+///   of the cell (the beat goes first): a missing pulse is then an idle cell, not an outage;
+/// - a store time T (ms): it took a session of the cell at T; a missing pulse is an idle cell when
+///   T is less than the gap ago, an outage since T otherwise;
+/// - ``continuing``: its beats reached the cell before: a missing pulse is an outage of the cell
+///   for every instance (its own beats included).
 struct CellLiveness: Sendable, Equatable {
     static let beginning: Int64 = -1
     static let continuing: Int64 = 0
@@ -23,12 +30,40 @@ struct CellLiveness: Sendable, Equatable {
     static let coarseLeases: Int64 = 8
 
     struct Cell: Sendable, Equatable {
-        /// A beat or a check of this instance reached the cell: a missing `beat` after that
-        /// means the store lost the cell's keys.
+        /// A beat or a check of this instance reached the cell (and found `beat`): a missing
+        /// `beat` after that means the store lost the cell's keys.
         var heard = false
         /// Until when (monotonic ns) this instance may hold a lease in the cell.
         var leasedUntil: Int64 = .min
         var floor: Int64?
+        /// This instance's last beat of the cell got an answer and found (or set) the pulse: the
+        /// next one may be the plain `PEXPIRE`.
+        var pulsing = false
+        /// The last coarse check found no `beat`: the next round checks the cell with the script.
+        var suspect = false
+    }
+
+    /// A beat of a cell in a round: with the script (`full`), or the plain `PEXPIRE`.
+    struct Beat: Sendable, Equatable {
+        var cell: Int
+        var floor: Int64
+        var full: Bool
+    }
+
+    /// A check of a cell in a round: with the script (`full`), or the plain `EXISTS`.
+    struct Check: Sendable, Equatable {
+        var cell: Int
+        var full: Bool
+    }
+
+    /// What a beat's or a check's reply said.
+    enum Answer: Sendable, Equatable {
+        /// No answer (or an error reply).
+        case failed
+        /// The pulse (a beat) or `beat` (a check) exists (again).
+        case present
+        /// A plain beat or check found it missing.
+        case absent
     }
 
     private(set) var cells: [Cell]
@@ -43,47 +78,65 @@ struct CellLiveness: Sendable, Equatable {
         lease = leaseNanoseconds
     }
 
-    /// What a round sent at `now` sends: the cells to beat (index, floor) and whether every cell
-    /// gets its coarse check. `heartbeat`: the writer's round (beats fall due every eighth of a
-    /// lease, checks every ``coarseLeases`` leases; `force`: now); `writing`: the cells of the
-    /// round's writes and renewals that keep or take a lease (a cell not beaten yet is beaten
-    /// in this round, before the write).
+    /// What a round sent at `now` sends: the cells to beat and to check, and whether the coarse
+    /// check of every cell is among the checks. `heartbeat`: the writer's round (beats fall due
+    /// every eighth of a lease, checks every ``coarseLeases`` leases; `force`: now, every one
+    /// with its script); `writing`: the cells of the round's writes and renewals that keep or take
+    /// a lease (a cell not beaten yet is beaten in this round, before the write).
     /// - Complexity: O(cells + writing).
-    mutating func plan(now: Int64, heartbeat: Bool, force: Bool = false, writing: [Int]) -> (beats: [(cell: Int, floor: Int64)], check: Bool) {
+    mutating func plan(now: Int64, heartbeat: Bool, force: Bool = false, writing: [Int]) -> (beats: [Beat], checks: [Check], coarse: Bool) {
         for index in writing where cells[index].floor == nil { cells[index].floor = Self.beginning }
         let writing = Set(writing)
         let due = heartbeat && (force || beatAt == .min || now - beatAt >= lease / 8)
-        var beats: [(cell: Int, floor: Int64)] = []
+        var beats: [Beat] = []
         for index in cells.indices {
             guard let floor = cells[index].floor else { continue }
             if due && cells[index].leasedUntil <= now && !writing.contains(index) && floor == Self.continuing {
                 // No lease of this instance in the cell any more: it stops beating it.
                 cells[index].floor = nil
+                cells[index].pulsing = false
                 continue
             }
-            if due || floor != Self.continuing { beats.append((index, floor)) }
+            let plain = !force && floor == Self.continuing && cells[index].pulsing
+            if due || !plain { beats.append(Beat(cell: index, floor: floor, full: !plain)) }
         }
-        let check = heartbeat && (force || checkedAt == .min || now - checkedAt >= Self.coarseLeases * lease)
-        return (beats, check)
+        let coarse = heartbeat && (force || checkedAt == .min || now - checkedAt >= Self.coarseLeases * lease)
+        var checks: [Check] = []
+        if coarse {
+            checks = cells.indices.map { Check(cell: $0, full: force || cells[$0].suspect) }
+        } else if heartbeat {
+            checks = cells.indices.filter { cells[$0].suspect }.map { Check(cell: $0, full: true) }
+        }
+        return (beats, checks, coarse)
     }
 
-    /// The replies of a round sent at `sentAt`: whether each beat and (with `checked`) each
-    /// cell's check reached the store.
-    mutating func record(sentAt: Int64, beats: [(cell: Int, reached: Bool)], due: Bool, checked: [Bool]?) {
+    /// The replies of a round sent at `sentAt`: what each beat and each check found; `due`: the
+    /// beats were due (not only the first ones of cells), `coarse`: the checks were every cell's.
+    mutating func record(sentAt: Int64, beats: [(cell: Int, answer: Answer)], due: Bool, checks: [(cell: Int, answer: Answer)], coarse: Bool) {
         var all = true
-        for (index, reached) in beats {
-            if reached {
+        for (index, answer) in beats {
+            if answer == .present {
                 cells[index].heard = true
                 cells[index].floor = Self.continuing
+                cells[index].pulsing = true
             } else {
+                // The next beat of the cell is the script, in the next round.
+                cells[index].pulsing = false
                 all = false
             }
         }
         if due && all { beatAt = sentAt }
-        if let checked {
-            for (index, reached) in checked.enumerated() where reached { cells[index].heard = true }
-            if checked.allSatisfy({ $0 }) { checkedAt = sentAt }
+        var answered = true
+        for (index, answer) in checks {
+            switch answer {
+            case .present:
+                cells[index].heard = true
+                cells[index].suspect = false
+            case .absent: cells[index].suspect = true
+            case .failed: answered = false
+            }
         }
+        if coarse && answered { checkedAt = sentAt }
     }
 
     /// A write or renewal sent at `sentAt` kept (or took) a lease in cell `index`.

@@ -196,8 +196,9 @@ final class RedisStateStore: Sendable {
         let sentAt = Monotonic.nanoseconds()
         let reply = try timed("acquire") { () throws(RedisError) in
             try pool.send(.evalsha(
-                StoreScripts.acquire, keys: [keys.session(id), keys.lease(id), keys.beat(of: id), keys.grace(of: id), keys.seen(of: id)],
-                arguments: [instance, leaseMilliseconds, handleBlock, outageGapMilliseconds, comebackMilliseconds]))
+                StoreScripts.acquire,
+                keys: [keys.session(id), keys.lease(id), keys.beat(of: id), keys.grace(of: id), keys.seen(of: id), keys.pulse(of: id)],
+                arguments: [instance, leaseMilliseconds, handleBlock, comebackMilliseconds]))
         }
         guard let fields = reply.array, let kind = fields.first?.text else {
             throw StoreFailure(operation: "acquire", error: .unexpected("\(reply)"))
@@ -310,16 +311,16 @@ final class RedisStateStore: Sendable {
         var commands: [RedisCommand] = []
         let sentAt = Monotonic.nanoseconds()
         let leasing = writes.filter { !$0.release }.map(\.session) + renewals.map(\.session)
-        let (beats, check, due) = liveness.withLock { cells in
+        let (beats, checks, coarse, due) = liveness.withLock { cells in
             let before = cells.beatAt
             let plan = cells.plan(now: sentAt, heartbeat: heartbeat, force: forceBeats, writing: leasing.map(StoreKeys.cellIndex(of:)))
-            return (plan.beats, plan.check, heartbeat && (forceBeats || before == .min || sentAt - before >= leaseMilliseconds * 1_000_000 / 8))
+            return (plan.beats, plan.checks, plan.coarse, heartbeat && (forceBeats || before == .min || sentAt - before >= leaseMilliseconds * 1_000_000 / 8))
         }
         if heartbeat || !leasing.isEmpty { commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds)) }
         let firstBeat = commands.count
         commands += beatCommands(beats)
         let firstCheck = commands.count
-        if check { commands += checkCommands() }
+        commands += checkCommands(checks)
         let heartbeatCount = commands.count
         // The writes, one script call per cell on a cluster, one in all on one server
         // (``StoreScripts/write``): (command, indices of its writes).
@@ -382,13 +383,18 @@ final class RedisStateStore: Sendable {
             return (Array(repeating: outcome, count: writes.count), Array(repeating: outcome, count: renewals.count), false)
         }
         if let refusal = Self.refusal(in: replies) { health.recordFailure("\(operation): \(refusal)") }
-        func reached(_ command: Int) -> Bool { failures[command] == nil && replies[command].text == "ok" }
+        /// A beat's or a check's answer: a script's `ok`, or a plain command's 1 (found) or 0.
+        func answer(_ command: Int) -> CellLiveness.Answer {
+            guard failures[command] == nil else { return .failed }
+            if replies[command] == .integer(0) { return .absent }
+            return replies[command] == .integer(1) || replies[command].text == "ok" ? .present : .failed
+        }
         let answered = (0..<heartbeatCount).contains { failures[$0] == nil && replies[$0].errorMessage == nil }
         if heartbeat { health.heartbeatEnded(sentAt: sentAt, answered: answered) }
         liveness.withLock { cells in
             cells.record(
-                sentAt: sentAt, beats: beats.enumerated().map { ($0.element.cell, reached(firstBeat + $0.offset)) }, due: due,
-                checked: check ? (0..<StoreKeys.cellCount).map { reached(firstCheck + $0) } : nil)
+                sentAt: sentAt, beats: beats.enumerated().map { ($0.element.cell, answer(firstBeat + $0.offset)) }, due: due,
+                checks: checks.enumerated().map { ($0.element.cell, answer(firstCheck + $0.offset)) }, coarse: coarse)
         }
         var missing = Set<String>()
         for (offset, id) in layoutIDs.enumerated() where failures[firstLayout + offset] == nil && replies[firstLayout + offset].integer == 0 {
@@ -487,32 +493,37 @@ final class RedisStateStore: Sendable {
     // MARK: Instances
 
     /// This instance is alive for another lease: its heartbeat key, its beat in every cell it may
-    /// hold leases in, and the coarse check of every cell (``CellLiveness``), now. The writer
-    /// sends the same in its rounds (``round(heartbeat:forceBeats:writes:renewals:operation:)``),
-    /// each part when it is due.
+    /// hold leases in, and the coarse check of every cell (``CellLiveness``), now, each with its
+    /// script. The writer sends the same in its rounds
+    /// (``round(heartbeat:forceBeats:writes:renewals:operation:)``), each part when it is due,
+    /// mostly as plain commands.
     func heartbeat() throws(StoreFailure) {
         guard round(heartbeat: true, forceBeats: true, writes: [], renewals: [], operation: "heartbeat").answered else {
             throw StoreFailure(operation: "heartbeat", error: .unavailable("no part of the store answered"))
         }
     }
 
-    /// This instance's beat in each of `beats`' cells (``StoreScripts/heartbeat``).
-    private func beatCommands(_ beats: [(cell: Int, floor: Int64)]) -> [RedisCommand] {
+    /// This instance's beat in each of `beats`' cells: the script (``StoreScripts/heartbeat``), or
+    /// a plain `PEXPIRE` of the cell's pulse (``CellLiveness``).
+    private func beatCommands(_ beats: [CellLiveness.Beat]) -> [RedisCommand] {
         let heard = liveness.withLock { cells in beats.map { cells.cells[$0.cell].heard } }
         return zip(beats, heard).map { beat, heard in
             let cell = StoreKeys.cell(beat.cell)
+            guard beat.full else { return RedisCommand("PEXPIRE", keys.pulse(cell: cell), outageGapMilliseconds) }
             return .evalsha(
-                StoreScripts.heartbeat, keys: [keys.beat(cell: cell), keys.grace(cell: cell), keys.seen(cell: cell)],
+                StoreScripts.heartbeat, keys: [keys.beat(cell: cell), keys.grace(cell: cell), keys.seen(cell: cell), keys.pulse(cell: cell)],
                 arguments: [leaseMilliseconds, outageGapMilliseconds, heard ? "1" : "0", instance, beat.floor])
         }
     }
 
-    /// The coarse check of every cell (``StoreScripts/cellCheck``).
-    private func checkCommands() -> [RedisCommand] {
-        let heard = liveness.withLock { $0.cells.map(\.heard) }
-        return heard.indices.map { index in
-            let cell = StoreKeys.cell(index)
-            return .evalsha(StoreScripts.cellCheck, keys: [keys.beat(cell: cell), keys.grace(cell: cell)], arguments: [leaseMilliseconds, heard[index] ? "1" : "0"])
+    /// The coarse check of each of `checks`' cells: the script (``StoreScripts/cellCheck``), or a
+    /// plain `EXISTS` of the cell's `beat`.
+    private func checkCommands(_ checks: [CellLiveness.Check]) -> [RedisCommand] {
+        let heard = liveness.withLock { cells in checks.map { cells.cells[$0.cell].heard } }
+        return zip(checks, heard).map { check, heard in
+            let cell = StoreKeys.cell(check.cell)
+            guard check.full else { return RedisCommand("EXISTS", keys.beat(cell: cell)) }
+            return .evalsha(StoreScripts.cellCheck, keys: [keys.beat(cell: cell), keys.grace(cell: cell)], arguments: [leaseMilliseconds, heard ? "1" : "0"])
         }
     }
 

@@ -12,11 +12,12 @@ import ViewportRedis
 /// - `lease:{c}:<id>`: `<instance>|<epoch>` while an instance owns the session, with a TTL.
 /// - `reply:{c}:<nonce>`: where an owner answers one handover request for a session of the cell
 ///   (made by the asker with the session's cell: the release that answers it is one script).
-/// - `beat:{c}`: the store's clock (ms) at the last heartbeat of any instance in the cell;
+/// - `beat:{c}`: the store's clock (ms) at the last heartbeat script of any instance in the cell;
 ///   `grace:{c}`: set, with a lease as TTL, when heartbeats resume after a silence of every
 ///   instance in the cell (its part of the store was unreachable): sessions their owner did not
 ///   release are not taken from it meanwhile; `seen:{c}`: a hash, per instance the store's clock
-///   at its last heartbeat in the cell.
+///   at its last heartbeat script in the cell; `pulse:{c}`: set by every beat (script or plain
+///   `PEXPIRE`) with the outage gap as TTL: gone when no beat reached the cell for that long.
 ///
 /// Global keys, never touched by a script: `layout:<id>` (content-addressed, shared by sessions
 /// of every cell), `instance:<instance>` (an instance's heartbeat, with a TTL) and
@@ -51,10 +52,12 @@ struct StoreKeys: Sendable {
     func beat(cell: String) -> String { prefix + "beat:" + cell }
     func grace(cell: String) -> String { prefix + "grace:" + cell }
     func seen(cell: String) -> String { prefix + "seen:" + cell }
+    func pulse(cell: String) -> String { prefix + "pulse:" + cell }
     /// The liveness keys of session `id`'s cell.
     func beat(of id: String) -> String { beat(cell: Self.cell(of: id)) }
     func grace(of id: String) -> String { grace(cell: Self.cell(of: id)) }
     func seen(of id: String) -> String { seen(cell: Self.cell(of: id)) }
+    func pulse(of id: String) -> String { pulse(cell: Self.cell(of: id)) }
     func instance(_ id: String) -> String { prefix + "instance:" + id }
     func inbox(_ id: String) -> String { prefix + "inbox:" + id }
 }

@@ -11,49 +11,52 @@ import ViewportRedis
 /// its lease says.
 enum StoreScripts {
     /// The store's clock in milliseconds, and the start of a grace period in a cell when no
-    /// instance's heartbeat reached the cell for `gap` ms before this: then that part of the
-    /// store may have been unreachable for every instance (paused, restarted, failed over, cut
-    /// off), or its owners are dead. Unless a grace runs already: in a cell nobody beats any
-    /// more (its owners died) each grace is one lease, and an owner not heard from within the
-    /// comeback window of its start is taken as dead (``acquire``). Expects `beatKey`,
-    /// `graceKey`, `gap` (ms) and `leaseMs` as locals.
+    /// instance's heartbeat reached the cell for `gap` ms before this (its `pulse` is gone while
+    /// its `beat` exists): then that part of the store may have been unreachable for every
+    /// instance (paused, restarted, failed over, cut off), or its owners are dead. Unless a grace
+    /// runs already: in a cell nobody beats any more (its owners died) each grace is one lease,
+    /// and an owner not heard from within the comeback window of its start is taken as dead
+    /// (``acquire``). Expects `beatKey`, `graceKey`, `pulseKey` and `leaseMs` as locals.
     private static let notingOutages = #"""
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-        local last = tonumber(redis.call('GET', beatKey) or '0')
-        if last > 0 and now - last > gap then redis.call('SET', graceKey, now, 'PX', leaseMs, 'NX') end
+        if redis.call('EXISTS', pulseKey) == 0 and redis.call('EXISTS', beatKey) == 1 then
+          redis.call('SET', graceKey, now, 'PX', leaseMs, 'NX')
+        end
         """#
 
-    /// One cell's heartbeat, sent by an instance that may hold leases in the cell
-    /// (``CellLiveness``). KEYS: the cell's `beat`, `grace`, `seen`. ARGV: lease ms, gap ms,
-    /// whether this instance's beat or check reached this cell before ('1'/'0'), instance, and
-    /// the floor: -1 (this instance begins to beat the cell: no expectation), 0 (it beat the cell
-    /// before: `beat` is its last beat at least) or the store time (ms) it took a session of the
-    /// cell at.
+    /// One cell's heartbeat in full, sent by an instance that may hold leases in the cell
+    /// (``CellLiveness``) when the cell's `pulse` may be gone; otherwise its beat is a plain
+    /// `PEXPIRE` of the pulse. KEYS: the cell's `beat`, `grace`, `seen`, `pulse`. ARGV: lease ms,
+    /// gap ms, whether this instance's beat or check reached this cell before ('1'/'0'),
+    /// instance, and the floor: -1 (this instance begins to beat the cell: no expectation), 0 (it
+    /// beat the cell before) or the store time (ms) it took a session of the cell at.
     ///
     /// The store heard from an instance in the cell now (`beat`, the store's clock; `seen`, per
-    /// instance). When `beat` is older than the gap (and than the floor), no instance's beat
-    /// reached the cell for that long although this one kept sending them: that part of the
-    /// store was unreachable for every instance (paused, restarted, failed over, cut off), not
-    /// one instance dead. Then a lease-long grace starts (`grace`), during which sessions of the
-    /// cell whose owner did not release them are not taken from that owner (``acquire``): it gets
-    /// to write back what it answered while the store was away, and takes its lapsed leases
-    /// back. The same grace starts when `beat` is gone although this instance's beat or check
-    /// reached the cell before (or is only the `1` of a coarse check, ``cellCheck``, where this
-    /// instance's own beats had been: the gap rule): the store lost the cell's keys
-    /// (restarted empty, flushed, failed over to a replica that had not got them), and sessions
-    /// their owners still hold are missing until written back (not a 404 meanwhile). Instances
-    /// not heard from for a hundred leases leave `seen`.
+    /// instance; `pulse`, which lives `gap` ms and which every beat, plain or not, renews). When
+    /// `pulse` is gone (and the floor is more than the gap ago), no instance's beat reached the
+    /// cell for that long although this one kept sending them: that part of the store was
+    /// unreachable for every instance (paused, restarted, failed over, cut off), not one instance
+    /// dead. Then a lease-long grace starts (`grace`), during which sessions of the cell whose
+    /// owner did not release them are not taken from that owner (``acquire``): it gets to write
+    /// back what it answered while the store was away, and takes its lapsed leases back. The
+    /// same grace starts when `beat` is gone although this instance's beat or check reached the
+    /// cell before (or is only the `1` of a coarse check, ``cellCheck``, where this instance's own
+    /// beats had been: the pulse rule): the store lost the cell's keys (restarted empty, flushed,
+    /// failed over to a replica that had not got them), and sessions their owners still hold are
+    /// missing until written back (not a 404 meanwhile). Instances not heard from for a hundred
+    /// leases leave `seen`.
     static let heartbeat = RedisScript(#"""
         local beatKey, graceKey, leaseMs, gap = KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])
         local clock = redis.call('TIME')
         local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
         local last = tonumber(redis.call('GET', beatKey) or '0')
         local floor = tonumber(ARGV[5])
-        if (last == 0 and ARGV[3] == '1') or (floor >= 0 and last > 0 and now - math.max(last, floor) > gap) then
+        if (last == 0 and ARGV[3] == '1') or (floor >= 0 and last > 0 and now - floor > gap and redis.call('EXISTS', KEYS[4]) == 0) then
           redis.call('SET', graceKey, now, 'PX', leaseMs)
         end
         redis.call('SET', beatKey, now)
+        redis.call('SET', KEYS[4], '1', 'PX', gap)
         redis.call('HSET', KEYS[3], ARGV[4], now)
         if redis.call('HLEN', KEYS[3]) > 64 then
           local all = redis.call('HGETALL', KEYS[3])
@@ -64,14 +67,15 @@ enum StoreScripts {
         return 'ok'
         """#)
 
-    /// The coarse check of a cell (``CellLiveness``). KEYS: the cell's `beat`, `grace`. ARGV:
-    /// lease ms, whether this instance's beat or check reached this cell before ('1'/'0').
+    /// The coarse check of a cell (``CellLiveness``), sent when a plain `EXISTS` found its `beat`
+    /// missing. KEYS: the cell's `beat`, `grace`. ARGV: lease ms, whether this instance's beat or
+    /// check reached this cell before ('1'/'0').
     ///
     /// Makes sure `beat` exists, so that a session missing from a cell with `beat` is gone (404)
     /// and one missing from a cell without it may have been lost by the store (``acquire``).
-    /// Never moves an existing `beat` (that would hide an outage from the cell's owners): a
-    /// missing one is set to `1` (long ago), and when this instance had reached the cell before,
-    /// the store lost the cell's keys: a grace starts, as in ``heartbeat``.
+    /// Never moves an existing `beat` nor sets `pulse` (that would hide an outage from the cell's
+    /// owners): a missing `beat` is set to `1` (long ago), and when this instance had reached the
+    /// cell before, the store lost the cell's keys: a grace starts, as in ``heartbeat``.
     static let cellCheck = RedisScript(#"""
         if redis.call('EXISTS', KEYS[1]) == 1 then return 'ok' end
         if ARGV[2] == '1' then
@@ -82,8 +86,8 @@ enum StoreScripts {
         return 'ok'
         """#)
 
-    /// KEYS: session, lease, and the cell's `beat`, `grace`, `seen`. ARGV: instance, lease ms,
-    /// handle block, gap ms, comeback ms (how soon a live owner is heard from once the store
+    /// KEYS: session, lease, and the cell's `beat`, `grace`, `seen`, `pulse`. ARGV: instance,
+    /// lease ms, handle block, comeback ms (how soon a live owner is heard from once the store
     /// answers again).
     ///
     /// `{'missing'}` when there is no such session (`{'outage', …}` while the store may have lost
@@ -111,7 +115,7 @@ enum StoreScripts {
         end
         local stolen = 0
         if redis.call('HGET', KEYS[1], 'free') ~= '1' then
-          local beatKey, graceKey, leaseMs, gap = KEYS[3], KEYS[4], tonumber(ARGV[2]), tonumber(ARGV[4])
+          local beatKey, graceKey, pulseKey, leaseMs = KEYS[3], KEYS[4], KEYS[6], tonumber(ARGV[2])
         """# + "\n" + notingOutages + "\n" + #"""
           local owner = redis.call('HGET', KEYS[1], 'owner')
           local grace = redis.call('PTTL', graceKey)
@@ -122,7 +126,7 @@ enum StoreScripts {
             local seen = (owner and owner ~= ARGV[1]) and tonumber(redis.call('HGET', KEYS[5], owner) or '0') or 0
             local alive = seen > 0 and now - seen < leaseMs
             local started = tonumber(redis.call('GET', graceKey) or '0')
-            if alive or now - started < tonumber(ARGV[5]) then return {'outage', grace} end
+            if alive or now - started < tonumber(ARGV[4]) then return {'outage', grace} end
           end
           if not lease and owner and owner ~= ARGV[1] then stolen = 1 end
         end
