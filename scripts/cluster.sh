@@ -17,7 +17,8 @@
 #       the sessions' stats.updates is at least the 200 answers wrk counted (and at most one more
 #       per connection: the requests in flight when wrk stopped). Stops the cluster after.
 #       --duration D (default 20s)  --connections C (default 32)  --threads T (default 2)
-#       --no-restart (measure only)  --kill (kill -9 one instance instead: updates since its last
+#       --no-restart (measure only)  --settle S (wait S seconds after the start, before the
+#       sessions are opened: scripts/store-cpu.py measures the idle cluster then)  --kill (kill -9 one instance instead: updates since its last
 #       flush may be lost, and those sessions answer 503 until its lease ends)
 #       --url URL (load a cluster that already runs behind URL instead of starting one; with
 #       --disrupt 'COMMAND', run COMMAND where the restarts would be: e.g. scripts/image-test.sh
@@ -31,7 +32,7 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command="${1:-}"; [[ $# -gt 0 ]] && shift
 instances=3 port=8080 binary="" dir="${TMPDIR:-/tmp}/viewportd-cluster" redis_port="" http_threads=""
-scratch="$repo_root/.build" duration=20s connections=32 threads=2 restart=1 kill_mode=0 target=""
+scratch="$repo_root/.build" duration=20s connections=32 threads=2 restart=1 kill_mode=0 target="" settle=0
 url="" disrupt="" store_url=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -47,6 +48,7 @@ while [[ $# -gt 0 ]]; do
         --connections) connections="$2"; shift 2 ;;
         --threads) threads="$2"; shift 2 ;;
         --no-restart) restart=0; shift ;;
+        --settle) settle="$2"; shift 2 ;;
         --kill) kill_mode=1; shift ;;
         --url) url="$2"; shift 2 ;;
         --disrupt) disrupt="$2"; shift 2 ;;
@@ -193,6 +195,7 @@ cmd_load() {
         trap 'cmd_stop; rm -rf "$dir"' EXIT
         port="$(free_port)"
         cmd_start
+        sleep "$settle"
         base="http://127.0.0.1:$port"
         if [[ $kill_mode -eq 1 ]]; then disruption="instance 2 killed (-9) and restarted"
         else disruption="every instance restarted (SIGTERM) in turn"; fi

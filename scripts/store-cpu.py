@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The shared store's CPU under load: runs `scripts/cluster.sh load --no-restart` (a redis-server,
 N viewportd instances, nginx, wrk updating C sessions) on a Redis port chosen here, reads Redis'
-`INFO commandstats` and `INFO cpu` and the instances' session flushes (the sum of
+`INFO commandstats`, `cpu` and `stats` and the instances' session flushes (the sum of
 `viewportd_store_flush_batch_size` in their /metrics) every second meanwhile, and prints for the
 loaded window (the seconds in which EVALSHA ran): per command its calls, Redis CPU (usec) and
 usec per call, and Redis' own CPU (used_cpu_user + used_cpu_sys) per session flush, per EVALSHA
 call and per scrolling session.
 
     scripts/store-cpu.py --binary .build/release/viewportd [--duration 20s] [--connections 32]
+    scripts/store-cpu.py --binary /tmp/viewportd-before --binary .build/release/viewportd --runs 3
     scripts/store-cpu.py --binary ... --store-url "$(scripts/redis-cluster.sh url)"
 
 With --store-url (a Redis Cluster from scripts/redis-cluster.sh, say) the instances use that store
@@ -44,7 +45,7 @@ def primaries(store_url):
 
 def info_all(ports):
     """`info` summed over `ports`; None when one is unreachable."""
-    total_commands, total_cpu = {}, 0.0
+    total_commands, total_cpu, total_reads = {}, 0.0, 0
     for port in ports:
         got = info(port)
         if got is None:
@@ -53,19 +54,25 @@ def info_all(ports):
             c, u = total_commands.get(name, (0, 0))
             total_commands[name] = (c + calls, u + usec)
         total_cpu += got[1]
-    return total_commands, total_cpu
+        total_reads += got[2]
+    return total_commands, total_cpu, total_reads
 
 
 def info(port):
-    """INFO commandstats and cpu as {command: (calls, usec)}, cpu seconds; None when unreachable."""
+    """INFO commandstats, cpu and stats as {command: (calls, usec)}, cpu seconds, reads processed
+    (each a read of a client's socket: about one per round trip); None when unreachable."""
     try:
-        out = "".join(subprocess.run(["redis-cli", "-p", str(port), "INFO", section], capture_output=True, text=True, timeout=5).stdout
-                      for section in ("commandstats", "cpu"))
+        # One call (Redis 7 takes several sections), else one per section.
+        out = subprocess.run(["redis-cli", "-p", str(port), "INFO", "commandstats", "cpu", "stats"], capture_output=True, text=True,
+                             timeout=5).stdout
+        if "used_cpu_user:" not in out:
+            out = "".join(subprocess.run(["redis-cli", "-p", str(port), "INFO", section], capture_output=True, text=True, timeout=5).stdout
+                          for section in ("commandstats", "cpu", "stats"))
     except subprocess.TimeoutExpired:
         return None
     if "used_cpu_user:" not in out:
         return None
-    commands, cpu = {}, 0.0
+    commands, cpu, reads = {}, 0.0, 0
     for line in out.splitlines():
         line = line.strip()
         if line.startswith("cmdstat_"):
@@ -74,7 +81,9 @@ def info(port):
             commands[name] = (int(fields["calls"]), int(fields["usec"]))
         elif line.startswith("used_cpu_user:") or line.startswith("used_cpu_sys:"):
             cpu += float(line.split(":")[1])
-    return commands, cpu
+        elif line.startswith("total_reads_processed:"):
+            reads = int(line.split(":")[1])
+    return commands, cpu, reads
 
 
 def session_flushes(directory):
@@ -103,18 +112,12 @@ def stored_snapshot_sizes(port):
     return sizes
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--duration", default="20s")
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--instances", type=int, default=3)
-    parser.add_argument("--store-url", default="")
-    args = parser.parse_args()
+def measure(binary, args):
+    """One run of the load with `binary`: prints its figures, returns the summary's row."""
     redis_port = free_port()
     ports = primaries(args.store_url) if args.store_url else [redis_port]
     directory = tempfile.mkdtemp(prefix="store-cpu-")
-    samples = []  # (time, commands, cpu, session flushes)
+    samples = []  # (time, commands, cpu, reads processed, session flushes)
     stop = threading.Event()
 
     snapshot_sizes = []
@@ -123,7 +126,9 @@ def main():
         while not stop.is_set():
             got = info_all(ports)
             if got:
-                samples.append((time.time(), *got, session_flushes(directory)))
+                # The instances' counts only grow; once they stop (the end of the run), the last.
+                flushes = max(session_flushes(directory), samples[-1][4] if samples else 0)
+                samples.append((time.time(), *got, flushes))
                 calls = [s[1].get("evalsha", (0, 0))[0] for s in samples[-2:]]
                 if not snapshot_sizes and len(calls) == 2 and calls[1] - calls[0] >= 50:
                     for port in ports:
@@ -133,27 +138,43 @@ def main():
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     load = subprocess.run(
-        [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--binary", os.path.abspath(args.binary),
+        [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--settle", "5", "--binary", os.path.abspath(binary),
          "--redis-port", str(redis_port), "--duration", args.duration, "--connections", str(args.connections),
          "--instances", str(args.instances)] + (["--store-url", args.store_url] if args.store_url else []),
         capture_output=True, text=True, env=dict(os.environ, TMPDIR=directory))
     stop.set()
     sampler.join()
     shutil.rmtree(directory, ignore_errors=True)
+    print(f"\n######## {binary}")
     print(load.stdout.strip())
     if load.returncode != 0:
         sys.exit(f"cluster.sh load failed: {load.stderr[-2000:]}")
     # The window: the seconds with at least half the highest rate of session flushes (or of
     # EVALSHA calls, when the instances' metrics could not be read): wrk's, not the sessions'
     # setup before it or the reads after it.
-    evals = [s[3] for s in samples] if samples and samples[-1][3] > 0 else [s[1].get("evalsha", (0, 0))[0] for s in samples]
+    evals = [s[4] for s in samples] if samples and samples[-1][4] > 0 else [s[1].get("evalsha", (0, 0))[0] for s in samples]
     rates = [evals[k] - evals[k - 1] for k in range(1, len(samples))]
     busy = [k for k in range(1, len(samples)) if rates and evals[k] - evals[k - 1] >= max(50, max(rates) / 2)]
     if not busy:
         sys.exit("no second with session flushes: nothing was measured")
     first, last = busy[0] - 1, busy[-1]
-    (t0, c0, cpu0, f0), (t1, c1, cpu1, f1) = samples[first], samples[last]
+    (t0, c0, cpu0, r0, f0), (t1, c1, cpu1, r1, f1) = samples[first], samples[last]
     seconds = t1 - t0
+    # The baseline: Redis with the instances running idle (cluster.sh waits 5 s after starting
+    # them, before it opens the sessions): the last stretch of seconds without a script call
+    # before the window.
+    def quiet(k):
+        return samples[k][1].get("evalsha", (0, 0))[0] == samples[k - 1][1].get("evalsha", (0, 0))[0] and samples[k][4] == 0
+    end = max((k for k in range(1, first + 1) if quiet(k)), default=None)
+    baseline = None
+    if end is not None:
+        start = end
+        while start > 1 and quiet(start - 1):
+            start -= 1
+        if end - start + 1 >= 2:
+            (i0, _, icpu0, _, _), (i1, _, icpu1, _, _) = samples[start - 1], samples[end]
+            baseline = (icpu1 - icpu0) * 1e6 / (i1 - i0)
+            idle = (start - 1, end)
     store = f"cluster, {len(ports)} primaries" if args.store_url else "one redis-server"
     print(f"\n== Redis during the load ({store}): {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
     print(f"{'command':<14}{'calls':>10}{'usec':>12}{'usec/call':>11}")
@@ -166,20 +187,49 @@ def main():
     rows = [r for r in rows if r[1] != "info"]  # this script's own sampling
     for usec, name, calls in sorted(rows, reverse=True):
         print(f"{name:<14}{calls:>10}{usec:>12}{usec / calls:>11.1f}")
-    evalsha = c1["evalsha"][0] - c0["evalsha"][0]
+    evalsha = c1.get("evalsha", (0, 0))[0] - c0.get("evalsha", (0, 0))[0]
     cpu_us = (cpu1 - cpu0) * 1e6
+    reads = (r1 - r0) / seconds
     print("(Redis 7 counts the commands a script calls in their own rows too: evalsha's usec includes them)")
-    print(f"Redis CPU (used_cpu_user+sys): {cpu_us / 1e3:.0f} ms in {seconds:.1f} s = {cpu_us / seconds / 1e3:.1f} ms/s")
+    print(f"Redis CPU (used_cpu_user+sys): {cpu_us / 1e3:.0f} ms in {seconds:.1f} s = {cpu_us / seconds / 1e3:.1f} ms/s; "
+          f"socket reads (about one per round trip): {reads:.0f}/s")
     flushes = f1 - f0
+    per_flush = cpu_us / flushes if flushes > 0 else float("nan")
+    above = float("nan")
     if flushes > 0:
         print(f"session flushes: {flushes:.0f} ({flushes / seconds / args.connections:.1f} per session per second); "
-              f"per session flush: {cpu_us / flushes:.1f} us of Redis CPU")
-    print(f"per EVALSHA call: {cpu_us / evalsha:.1f} us of Redis CPU; "
-          f"per scrolling session: {cpu_us / seconds / args.connections / 1e3:.2f} ms of CPU per second "
+              f"per session flush: {per_flush:.1f} us of Redis CPU")
+        if baseline is not None:
+            above = (cpu_us / seconds - baseline) * seconds / flushes
+            print(f"before the load (Redis and the idle instances, {samples[idle[1]][0] - samples[idle[0]][0]:.1f} s): {baseline / 1e3:.1f} ms/s; "
+                  f"above it, per session flush: {above:.1f} us")
+    if evalsha > 0:
+        print(f"per EVALSHA call: {cpu_us / evalsha:.1f} us of Redis CPU")
+    print(f"per scrolling session: {cpu_us / seconds / args.connections / 1e3:.2f} ms of CPU per second "
           f"=> {1e6 / (cpu_us / seconds / args.connections):.0f} such sessions per Redis core")
     if snapshot_sizes:
         print(f"stored snapshots: {len(snapshot_sizes)} sessions, {min(snapshot_sizes)}-{max(snapshot_sizes)} bytes, "
               f"mean {sum(snapshot_sizes) / len(snapshot_sizes):.0f}")
+    return (binary, per_flush, above, cpu_us / seconds / 1e3, baseline / 1e3 if baseline is not None else float("nan"), evalsha / seconds,
+            reads, flushes / seconds)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", required=True, action="append",
+                        help="a viewportd binary; given several times, the runs alternate between them (A B A B …)")
+    parser.add_argument("--runs", type=int, default=1, help="runs per binary (default 1)")
+    parser.add_argument("--duration", default="20s")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--instances", type=int, default=3)
+    parser.add_argument("--store-url", default="")
+    args = parser.parse_args()
+    summary = [measure(binary, args) for _ in range(args.runs) for binary in args.binary]
+    if len(summary) > 1:
+        print(f"\n== Summary, in the order run ({args.connections} sessions, {args.instances} instances) ==")
+        print(f"{'binary':<36}{'us/flush':>9}{'above idle':>11}{'ms/s':>7}{'idle ms/s':>10}{'EVALSHA/s':>10}{'reads/s':>8}{'flushes/s':>10}")
+        for binary, per_flush, above, ms, idle, evalsha, reads, flushes in summary:
+            print(f"{binary[-36:]:<36}{per_flush:>9.1f}{above:>11.1f}{ms:>7.1f}{idle:>10.1f}{evalsha:>10.0f}{reads:>8.0f}{flushes:>10.0f}")
 
 
 if __name__ == "__main__":
