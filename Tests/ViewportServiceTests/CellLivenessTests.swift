@@ -45,6 +45,24 @@ struct CellLivenessTests {
         #expect(cells.cells[3].floor == nil)
     }
 
+    @Test func anAttemptToldToWaitOutAnOutageBeatsTheCellForALease() {
+        var cells = CellLiveness(cellCount: 8, leaseNanoseconds: lease)
+        cells.record(sentAt: 0, beats: [], due: true, checked: Array(repeating: true, count: 8))
+        // Another instance's cell (its only beating instance died): nothing beats it here.
+        #expect(cells.plan(now: 10, heartbeat: true, writing: []).beats.isEmpty)
+        cells.waiting(5, sentAt: 10)
+        // The next round beats it, expecting nothing of `beat` (the attempt's call started the
+        // grace if one was due), so later attempts find the cell beaten, not a new grace.
+        var plan = cells.plan(now: 20, heartbeat: false, writing: [])
+        #expect(plan.beats.map(\.cell) == [5] && plan.beats[0].floor == CellLiveness.beginning)
+        cells.record(sentAt: 20, beats: [(5, true)], due: false, checked: nil)
+        plan = cells.plan(now: 20 + lease / 8, heartbeat: true, writing: [])
+        #expect(plan.beats.map(\.cell) == [5] && plan.beats[0].floor == CellLiveness.continuing)
+        cells.record(sentAt: 20 + lease / 8, beats: [(5, true)], due: true, checked: nil)
+        // A lease after the attempt, with no lease taken there, it stops.
+        #expect(cells.plan(now: 10 + lease + lease / 8, heartbeat: true, writing: []).beats.isEmpty)
+    }
+
     @Test func aCellWhereASessionWasTakenCountsFromTheTake() {
         var cells = CellLiveness(cellCount: 8, leaseNanoseconds: lease)
         cells.acquired(5, storeTime: 123_456, sentAt: 0)
