@@ -397,9 +397,11 @@ class Cluster(Server):
         process.wait(timeout=10)
 
     def owner(self, session):
-        """The instance holding the session's lease (viewportd:lease:{id} = <host>-<pid>-<random>|<epoch>,
-        docs/operations/store.md), or the raw value when it is none of ours."""
-        value = self.redis_cli("GET", f"viewportd:lease:{{{session}}}")
+        """The instance holding the session's lease (viewportd:lease:{cell}:<id> =
+        <host>-<pid>-<random>|<epoch>, docs/operations/store.md), or the raw value when it is none
+        of ours."""
+        keys = self.redis_cli("--scan", "--pattern", f"viewportd:lease:*:{session}").split()
+        value = self.redis_cli("GET", keys[0]) if keys else ""
         parts = value.split("|")[0].rsplit("-", 2)
         pid = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
         for name in self.NAMES:

@@ -90,6 +90,24 @@ struct CellLivenessTests {
         #expect(cells.plan(now: lease / 8 + 3, heartbeat: true, force: true, writing: []).beats.allSatisfy { $0.full })
     }
 
+    @Test func anAttemptToldToWaitOutAnOutageBeatsTheCellForALease() {
+        var cells = CellLiveness(cellCount: 8, leaseNanoseconds: lease)
+        cells.record(sentAt: 0, beats: [], due: true, checks: answers(Array(0..<8), .present), coarse: true)
+        // Another instance's cell (its only beating instance died): nothing beats it here.
+        #expect(cells.plan(now: 10, heartbeat: true, writing: []).beats.isEmpty)
+        cells.waiting(5, sentAt: 10)
+        // The next round beats it, expecting nothing of `beat` (the attempt's call started the
+        // grace if one was due), so later attempts find the cell beaten, not a new grace.
+        var plan = cells.plan(now: 20, heartbeat: false, writing: [])
+        #expect(plan.beats == [CellLiveness.Beat(cell: 5, floor: CellLiveness.beginning, full: true)])
+        cells.record(sentAt: 20, beats: answers([5], .present), due: false, checks: [], coarse: false)
+        plan = cells.plan(now: 20 + lease / 8, heartbeat: true, writing: [])
+        #expect(plan.beats == [CellLiveness.Beat(cell: 5, floor: CellLiveness.continuing, full: false)])
+        cells.record(sentAt: 20 + lease / 8, beats: answers([5], .present), due: true, checks: [], coarse: false)
+        // A lease after the attempt, with no lease taken there, it stops.
+        #expect(cells.plan(now: 10 + lease + lease / 8, heartbeat: true, writing: []).beats.isEmpty)
+    }
+
     @Test func aCellWhereASessionWasTakenCountsFromTheTake() {
         var cells = CellLiveness(cellCount: 8, leaseNanoseconds: lease)
         cells.acquired(5, storeTime: 123_456, sentAt: 0)

@@ -144,6 +144,17 @@ struct CellLiveness: Sendable, Equatable {
         cells[index].leasedUntil = max(cells[index].leasedUntil, sentAt + lease)
     }
 
+    /// An attempt sent at `sentAt` to take a session of cell `index` was told to wait out an
+    /// outage of the cell (``StoreScripts/acquire``): this instance beats the cell for a lease, as
+    /// if it held one there. The attempt's own call started the cell's grace if one was due; a
+    /// cell whose only beating instance died would otherwise stay stale, and every later attempt
+    /// would start a new grace as the last one ends: a client that retries when told (at the
+    /// grace's end) would never get in.
+    mutating func waiting(_ index: Int, sentAt: Int64) {
+        leased(index, sentAt: sentAt)
+        if cells[index].floor == nil { cells[index].floor = Self.beginning }
+    }
+
     /// A session of cell `index` was taken at store time `storeTime` (ms), sent at `sentAt`.
     mutating func acquired(_ index: Int, storeTime: Int64, sentAt: Int64) {
         leased(index, sentAt: sentAt)

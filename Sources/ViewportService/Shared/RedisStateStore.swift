@@ -218,6 +218,7 @@ final class RedisStateStore: Sendable {
             }
             return .owned(by: owner, leaseMillisecondsLeft: fields[2].integer ?? leaseMilliseconds)
         case "outage" where fields.count == 2:
+            liveness.withLock { $0.waiting(StoreKeys.cellIndex(of: id), sentAt: sentAt) }
             return .outage(millisecondsLeft: fields[1].integer ?? leaseMilliseconds)
         case "acquired" where fields.count == 7:
             guard let epoch = fields[1].integer, let before = fields[2].integer, let version = fields[3].integer,

@@ -34,7 +34,12 @@ func send(
         method: method, path: path, headers: contentType.map { [("Content-Type", $0)] } ?? [], contentLength: nil)
     let response: HTTPResponse
     var taken: [UInt8] = []
-    switch handler.begin(head) {
+    var action = handler.begin(head)
+    // A prelude (a session taken from a shared store) runs on the calling thread here; without a
+    // store there is none, but the HTTP layer's contract allows one.
+    if case .prepare(let work) = action { action = work() }
+    switch action {
+    case .prepare: fatalError("a prelude that prepares again")
     case .respond(let r): response = r
     case .collect(_, let onBody): response = onBody(body)
     case .deferrable(_, let onBody): response = onBody(body).responseRunningWorkHere()
