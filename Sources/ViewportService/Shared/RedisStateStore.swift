@@ -354,10 +354,13 @@ final class RedisStateStore: Sendable {
                 StoreScripts.renew, keys: [keys.session(r.session), keys.lease(r.session)],
                 arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0]))
         }
-        // Each layout's expiry once, however many sessions name it.
+        // Each layout's expiry once, however many sessions name it, with the writes that renew
+        // their session's lease (every eighth of a lease) or release it, and the renewals: a
+        // layout lives for many idle timeouts, so pushing it back at every flush would only cost.
         var layoutIDs: [String] = []
         var seen = Set<String>()
-        for id in writes.flatMap(\.layouts) + renewals.flatMap(\.layouts) where seen.insert(id).inserted { layoutIDs.append(id) }
+        let refreshing = writes.lazy.filter { $0.ticket.renews || $0.release }.flatMap(\.layouts)
+        for id in refreshing + renewals.flatMap(\.layouts) where seen.insert(id).inserted { layoutIDs.append(id) }
         let firstLayout = commands.count
         commands += layoutIDs.map { RedisCommand("PEXPIRE", keys.layout($0), layoutMilliseconds) }
 

@@ -163,13 +163,11 @@ enum StoreScripts {
     static let write = RedisScript(#"""
         local instance, leaseMs, sessionMs = ARGV[1], ARGV[2], ARGV[3]
         local function write(key, leaseKey, replyKey, asked, version, snapshot, reserve, renew, mode, tell)
-          local epoch = redis.call('HGET', key, 'epoch')
-          local ver, hwm
-          if epoch == asked then
-            ver, hwm = redis.call('HGET', key, 'ver'), redis.call('HGET', key, 'hwm')
-          elseif epoch then
+          local stored = redis.call('HMGET', key, 'epoch', 'ver', 'hwm')
+          local epoch, ver, hwm = stored[1], stored[2], stored[3]
+          if epoch and epoch ~= asked then
             return 'lost'
-          else
+          elseif not epoch then
             local lease = redis.call('GET', leaseKey)
             if lease and lease ~= instance .. '|' .. asked then return 'lost' end
             redis.call('HSET', key, 'epoch', asked, 'ver', '0', 'hwm', '0', 'owner', instance)
@@ -195,7 +193,11 @@ enum StoreScripts {
               redis.call('PEXPIRE', replyKey, 10000)
             end
           elseif renew == '1' then
-            redis.call('SET', leaseKey, instance .. '|' .. asked, 'PX', leaseMs)
+            -- Under the writer's epoch a lease can only be the writer's own: prolonging it is
+            -- cheaper than setting it again, which is left for a lapsed one.
+            if redis.call('PEXPIRE', leaseKey, leaseMs) == 0 then
+              redis.call('SET', leaseKey, instance .. '|' .. asked, 'PX', leaseMs)
+            end
             redis.call('PEXPIRE', key, sessionMs)
           end
           return 'ok'
@@ -218,7 +220,7 @@ enum StoreScripts {
         local epoch = redis.call('HGET', KEYS[1], 'epoch')
         if not epoch then return 'missing' end
         if epoch ~= ARGV[2] then return 'lost' end
-        redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3])
+        if redis.call('PEXPIRE', KEYS[2], ARGV[3]) == 0 then redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3]) end
         if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
         return 'ok'
         """#)
