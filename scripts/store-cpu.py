@@ -12,7 +12,10 @@ call and per scrolling session.
     scripts/store-cpu.py --binary ... --store-url "$(scripts/redis-cluster.sh url)"
 
 With --store-url (a Redis Cluster from scripts/redis-cluster.sh, say) the instances use that store
-instead of a redis-server of their own, and the figures are the sums over its primaries.
+instead of a redis-server of their own, and the figures are the sums over its primaries. With
+--store-core C the redis-server runs alone on CPU C and the load (instances, nginx, wrk) on the
+other CPUs: a store on a core of its own, as in production, instead of one that shares its core
+(and its caches) with the load.
 """
 import argparse
 import glob
@@ -122,9 +125,22 @@ def measure(binary, args):
 
     snapshot_sizes = []
 
+    pinned = []
+
+    def pin_store():
+        """Moves the store (every thread of each server in `ports`) to CPU `--store-core`."""
+        for port in ports:
+            out = subprocess.run(["redis-cli", "-p", str(port), "INFO", "server"], capture_output=True, text=True, timeout=5).stdout
+            pid = next((line.split(":")[1].strip() for line in out.splitlines() if line.startswith("process_id:")), None)
+            if pid:
+                subprocess.run(["taskset", "-a", "-pc", str(args.store_core), pid], capture_output=True, check=True)
+                pinned.append(pid)
+
     def sample():
         while not stop.is_set():
             got = info_all(ports)
+            if got and args.store_core is not None and not pinned:
+                pin_store()
             if got:
                 # The instances' counts only grow; once they stop (the end of the run), the last.
                 flushes = max(session_flushes(directory), samples[-1][4] if samples else 0)
@@ -137,8 +153,12 @@ def measure(binary, args):
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    others = []
+    if args.store_core is not None:
+        # The load (instances, nginx, wrk) on every other CPU; the store is moved once it runs.
+        others = ["taskset", "-c", ",".join(str(c) for c in range(os.cpu_count() or 1) if c != args.store_core)]
     load = subprocess.run(
-        [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--settle", "5", "--binary", os.path.abspath(binary),
+        others + [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--settle", "5", "--binary", os.path.abspath(binary),
          "--redis-port", str(redis_port), "--duration", args.duration, "--connections", str(args.connections),
          "--instances", str(args.instances)] + (["--store-url", args.store_url] if args.store_url else []),
         capture_output=True, text=True, env=dict(os.environ, TMPDIR=directory))
@@ -176,6 +196,8 @@ def measure(binary, args):
             baseline = (icpu1 - icpu0) * 1e6 / (i1 - i0)
             idle = (start - 1, end)
     store = f"cluster, {len(ports)} primaries" if args.store_url else "one redis-server"
+    if pinned:
+        store += f" on CPU {args.store_core} alone (the load on the others)"
     print(f"\n== Redis during the load ({store}): {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
     print(f"{'command':<14}{'calls':>10}{'usec':>12}{'usec/call':>11}")
     rows = []
@@ -223,7 +245,12 @@ def main():
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--instances", type=int, default=3)
     parser.add_argument("--store-url", default="")
+    parser.add_argument("--store-core", type=int, default=None,
+                        help="run the store on this CPU alone and the load on the others (a store on a core of its own, as in "
+                             "production, instead of sharing both with the load)")
     args = parser.parse_args()
+    if args.store_core is not None and (os.cpu_count() or 1) < 2:
+        sys.exit("--store-core needs at least 2 CPUs")
     summary = [measure(binary, args) for _ in range(args.runs) for binary in args.binary]
     if len(summary) > 1:
         print(f"\n== Summary, in the order run ({args.connections} sessions, {args.instances} instances) ==")
