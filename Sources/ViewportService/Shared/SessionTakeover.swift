@@ -33,7 +33,7 @@ final class SessionTakeover: Sendable {
         // 503); it tries on for as long as a lease lasts, three rounds at least.
         let deadline = Monotonic.nanoseconds() + sessions.leaseNanoseconds
         var round = 0
-        // A lease's and an outage's wait are timed (``waitToWholeSeconds(_:)``) once per request.
+        // A lease's and an outage's wait are timed (``whenToRetry(_:timed:)``) once per request.
         var timedLease = false
         var timedOutage = false
         while round < 3 || Monotonic.nanoseconds() < deadline {
@@ -69,23 +69,13 @@ final class SessionTakeover: Sendable {
                     suspect(owner)
                     // The lease's end counted from now, not from before the wait; the retry
                     // comes when it ends (then a take may start a grace: the outage below).
-                    var retryAfter = Self.seconds(left - waited)
-                    if !timedLease, let whole = try waitToWholeSeconds(left - waited) {
-                        timedLease = true
-                        if whole == 0 { continue }
-                        retryAfter = whole
-                    }
+                    guard let retryAfter = try whenToRetry(left - waited, timed: &timedLease) else { continue }
                     throw Problem.unavailable(
                         "session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends",
                         retryAfter: retryAfter)
                 }
             case .outage(let left):
-                var retryAfter = Self.seconds(left)
-                if !timedOutage, let whole = try waitToWholeSeconds(left) {
-                    timedOutage = true
-                    if whole == 0 { continue }
-                    retryAfter = whole
-                }
+                guard let retryAfter = try whenToRetry(left, timed: &timedOutage) else { continue }
                 throw Problem.unavailable(
                     "session \(id): the shared store heard from no instance for a while (it was unreachable, or no instance ran); the instance that held the session may still write back what it answered meanwhile; retry shortly",
                     retryAfter: retryAfter)
@@ -142,6 +132,14 @@ final class SessionTakeover: Sendable {
 
     /// A wait in whole seconds (`Retry-After`), rounded up.
     private static func seconds(_ milliseconds: Int64) -> Int { Int((Double(max(milliseconds, 0)) / 1000).rounded(.up)) }
+
+    /// The `Retry-After` of a wait the store reported (ms), timed by ``waitToWholeSeconds(_:)``
+    /// unless `timed` says it was already (then set); nil: the wait is over, try again now.
+    private func whenToRetry(_ milliseconds: Int64, timed: inout Bool) throws(Problem) -> Int? {
+        guard !timed, let whole = try waitToWholeSeconds(milliseconds) else { return Self.seconds(milliseconds) }
+        timed = true
+        return whole == 0 ? nil : whole
+    }
 
     /// Whether a request is waiting in ``waitToWholeSeconds(_:)``: one at a time, since each
     /// holds one of the threads that run requests' store work.
