@@ -38,8 +38,10 @@ struct ProcessClusterTests {
     /// moving to the other instance when its instance refuses (503 while draining, a closed or
     /// refused connection) as a proxy with `proxy_next_upstream` would, and resyncing on a 409
     /// that asks for it. Runs until `until`.
+    /// `waitsRetryAfter`: a 503 is tried again after its `Retry-After`, as a client does (else
+    /// after 50 ms).
     static func drive(
-        session id: String, model initial: ClientModel, ports: [Int], until: Date, allowResync: Bool
+        session id: String, model initial: ClientModel, ports: [Int], until: Date, allowResync: Bool, waitsRetryAfter: Bool = false
     ) -> Outcome {
         var model = initial
         var outcome = Outcome()
@@ -102,7 +104,8 @@ struct ProcessClusterTests {
                     let at = String(format: "%.3f", Date().timeIntervalSince(started))
                     outcome.unavailableDetails.append("\(at) s: \(reply.text)")
                 }
-                usleep(50_000)
+                let seconds = waitsRetryAfter ? Double(reply.header("Retry-After") ?? "") ?? 1 : 0.05
+                usleep(useconds_t(seconds * 1_000_000))
             default:
                 outcome.errors.append("\(reply.status): \(reply.text)")
                 return outcome
@@ -190,6 +193,36 @@ struct ProcessClusterTests {
         #expect(all.allSatisfy { $0.errors.isEmpty }, "\(all.flatMap(\.errors).prefix(3))")
         #expect(failovers.count == sessions.count, "every session continued on the other instance")
         #expect((failovers.last ?? 99) < 4, "failover within a few seconds (lease 1 s)")
+        b.process.stop()
+        redis.stop()
+    }
+
+    @Test func afterKillMinus9AClientThatWaitsRetryAfterGetsItsSessionOnceTheStoreAllows() throws {
+        // The default timings: a 2 s lease, a 0.1 s flush interval, a 0.5 s store timeout. The
+        // session's cell is beaten by nobody once its owner died, so the first take there starts
+        // a grace and waits the comeback window (0.1 + 0.25 + 0.5 s), not the grace (a lease):
+        // the client gets it within its lease, that window and a second of Retry-After rounding.
+        let redis = try RedisTestServer()
+        var environment = Self.environment(redis)
+        environment["STORE_FLUSH_INTERVAL"] = "0.1"
+        environment["STORE_LEASE_TIMEOUT"] = "2"
+        environment["STORE_TIMEOUT"] = "0.5"
+        let a = try ViewportdProcess(environment: environment)
+        let b = try ViewportdProcess(environment: environment)
+        let sessions = try Self.openSessions(1, on: a, items: listItems(2000, height: 50, reuses: ["row", "ad", "row"]))
+        let until = Date().addingTimeInterval(7)
+        let killer = Thread {
+            usleep(1_000_000)
+            a.process.signal(SIGKILL)
+        }
+        killer.start()
+        let outcome = Self.drive(
+            session: sessions[0].0, model: sessions[0].1, ports: [a.port, b.port], until: until, allowResync: true, waitsRetryAfter: true)
+        print("kill -9, Retry-After waited: failover \(String(format: "%.2f", outcome.failover ?? -1)) s, 503s at \(outcome.unavailableAt.map { String(format: "%.2f", $0) })")
+        #expect(outcome.errors.isEmpty, "\(outcome.errors.prefix(3))")
+        #expect(outcome.applied > 5)
+        // Lease (2 s) + comeback (0.85 s) + 1 s; waiting out the grace instead took 4–5 s.
+        #expect((outcome.failover ?? 99) < 3.85, "\(outcome.unavailableDetails)")
         b.process.stop()
         redis.stop()
     }

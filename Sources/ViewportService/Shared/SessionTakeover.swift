@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import ViewportCore
 import Logging
@@ -32,6 +33,9 @@ final class SessionTakeover: Sendable {
         // 503); it tries on for as long as a lease lasts, three rounds at least.
         let deadline = Monotonic.nanoseconds() + sessions.leaseNanoseconds
         var round = 0
+        // A lease's and an outage's wait are timed (``whenToRetry(_:timed:)``) once per request.
+        var timedLease = false
+        var timedOutage = false
         while round < 3 || Monotonic.nanoseconds() < deadline {
             round += 1
             let sentAt = Monotonic.nanoseconds()
@@ -45,7 +49,7 @@ final class SessionTakeover: Sendable {
             case .missing:
                 return nil
             case .owned(let owner, let left):
-                let retryAfter = Int((Double(max(left, 0)) / 1000).rounded(.up))
+                let retryAfter = Self.seconds(left)
                 if isSuspect(owner) && !heardAgain(from: owner) {
                     throw Problem.unavailable("session \(id) is held by instance \(owner), which does not answer; retry after its lease ends", retryAfter: retryAfter)
                 }
@@ -59,15 +63,22 @@ final class SessionTakeover: Sendable {
                     throw error.problem
                 }
                 guard released else {
+                    let waited = (Monotonic.nanoseconds() - waitStarted) / 1_000_000
                     sessions.logger.warning(
-                        "session \(id): instance \(owner) did not hand it over within \((Monotonic.nanoseconds() - waitStarted) / 1_000_000) ms (lease \(left) ms left)")
+                        "session \(id): instance \(owner) did not hand it over within \(waited) ms (lease \(left) ms left)")
                     suspect(owner)
-                    throw Problem.unavailable("session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends", retryAfter: retryAfter)
+                    // The lease's end counted from now, not from before the wait; the retry
+                    // comes when it ends (then a take may start a grace: the outage below).
+                    guard let retryAfter = try whenToRetry(left - waited, timed: &timedLease) else { continue }
+                    throw Problem.unavailable(
+                        "session \(id) is held by instance \(owner), which did not hand it over; retry after its lease ends",
+                        retryAfter: retryAfter)
                 }
             case .outage(let left):
+                guard let retryAfter = try whenToRetry(left, timed: &timedOutage) else { continue }
                 throw Problem.unavailable(
                     "session \(id): the shared store heard from no instance for a while (it was unreachable, or no instance ran); the instance that held the session may still write back what it answered meanwhile; retry shortly",
-                    retryAfter: Int((Double(max(left, 0)) / 1000).rounded(.up)))
+                    retryAfter: retryAfter)
             case .acquired(let epoch, let reservedBefore, let version, let snapshot, let stolen):
                 let handle = try adopt(id, epoch: epoch, reservedBefore: reservedBefore, version: version, snapshot: snapshot, sentAt: sentAt)
                 sessions.metrics.countHandover(stolen ? "stolen" : "taken")
@@ -115,6 +126,40 @@ final class SessionTakeover: Sendable {
             _ = store.write([RedisStateStore.Write(session: id, ticket: ticket, snapshot: [], layouts: [], release: true)], operation: "release")
             throw error
         }
+    }
+
+    // MARK: Waits
+
+    /// A wait in whole seconds (`Retry-After`), rounded up.
+    private static func seconds(_ milliseconds: Int64) -> Int { Int((Double(max(milliseconds, 0)) / 1000).rounded(.up)) }
+
+    /// The `Retry-After` of a wait the store reported (ms), timed by ``waitToWholeSeconds(_:)``
+    /// unless `timed` says it was already (then set); nil: the wait is over, try again now.
+    private func whenToRetry(_ milliseconds: Int64, timed: inout Bool) throws(Problem) -> Int? {
+        guard !timed, let whole = try waitToWholeSeconds(milliseconds) else { return Self.seconds(milliseconds) }
+        timed = true
+        return whole == 0 ? nil : whole
+    }
+
+    /// Whether a request is waiting in ``waitToWholeSeconds(_:)``: one at a time, since each
+    /// holds one of the threads that run requests' store work.
+    private let waiting = Atomic<Bool>(false)
+
+    /// Waits out the part of a wait the store reported (`milliseconds`: a lease's or a grace's
+    /// rest) that whole seconds of `Retry-After` would overshoot, when that part is at most the
+    /// wait for a handover: the client's retry then comes when the store's rules let it through,
+    /// not up to a second later. Answers the whole seconds left (0: none, try again now), or nil
+    /// when it did not wait (that part is too long, or another request waits already).
+    private func waitToWholeSeconds(_ milliseconds: Int64) throws(Problem) -> Int? {
+        let rest = max(milliseconds, 0) % 1000
+        guard rest > 0, Double(rest) / 1000 <= store.handoverWait,
+            waiting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        else { return nil }
+        defer { waiting.store(false, ordering: .releasing) }
+        // One millisecond more: the store counts whole milliseconds.
+        usleep(useconds_t(rest + 1) * 1000)
+        guard sessions.running.load(ordering: .relaxed) else { throw Problem.unavailable("viewportd is shutting down") }
+        return Int(max(milliseconds, 0) / 1000)
     }
 
     // MARK: Suspects

@@ -92,20 +92,22 @@ enum StoreScripts {
     ///
     /// `{'missing'}` when there is no such session (`{'outage', …}` while the store may have lost
     /// it: see ``heartbeat``); `{'wait', owner, lease ms left}` while another instance holds its
-    /// lease (the asker then sends that owner a handover request); `{'outage', ms left}` during
+    /// lease (the asker then sends that owner a handover request); `{'outage', ms}` during
     /// the cell's grace after every instance lost it (see ``heartbeat``) when the previous owner
     /// did not release it (`free`): its owner may still have answered changes it could not
-    /// write; else takes it: `{'acquired', epoch, handles reserved before, version, snapshot,
+    /// write (ms: how long until a take can pass the checks, if that owner is not heard from
+    /// again meanwhile); else takes it: `{'acquired', epoch, handles reserved before, version, snapshot,
     /// stolen, store ms}` (stolen: from an owner whose lease lapsed without a release; the store's
     /// clock, from which the new owner's beats of the cell count: ``heartbeat``). A handle block
     /// is reserved for the new owner.
     static let acquire = RedisScript(#"""
         if redis.call('HEXISTS', KEYS[1], 'snap') == 0 then
           -- Missing during a grace, or before any heartbeat reached a cell that lost its keys:
-          -- an owner may still write it back.
+          -- an owner may still write it back. The asker beats the cell from its next round on
+          -- (CellLiveness.waiting), which settles the latter within the comeback window.
           local grace = redis.call('PTTL', KEYS[4])
           if grace > 0 then return {'outage', grace} end
-          if redis.call('EXISTS', KEYS[3]) == 0 then return {'outage', tonumber(ARGV[2])} end
+          if redis.call('EXISTS', KEYS[3]) == 0 then return {'outage', math.min(tonumber(ARGV[2]), tonumber(ARGV[4]))} end
           return {'missing'}
         end
         local lease = redis.call('GET', KEYS[2])
@@ -126,7 +128,15 @@ enum StoreScripts {
             local seen = (owner and owner ~= ARGV[1]) and tonumber(redis.call('HGET', KEYS[5], owner) or '0') or 0
             local alive = seen > 0 and now - seen < leaseMs
             local started = tonumber(redis.call('GET', graceKey) or '0')
-            if alive or now - started < tonumber(ARGV[4]) then return {'outage', grace} end
+            local comeback = tonumber(ARGV[4])
+            if alive or now - started < comeback then
+              -- The wait until a take passes these checks, unless the owner is heard from again
+              -- meanwhile: the comeback window's rest, and while the owner is alive the rest of
+              -- its lease since it was heard from; the grace's end at most.
+              local wait = started + comeback - now
+              if alive then wait = math.max(wait, seen + leaseMs - now) end
+              return {'outage', math.max(1, math.min(grace, wait))}
+            end
           end
           if not lease and owner and owner ~= ARGV[1] then stolen = 1 end
         end
