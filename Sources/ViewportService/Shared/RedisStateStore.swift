@@ -323,19 +323,11 @@ final class RedisStateStore: Sendable {
         let firstCheck = commands.count
         commands += checkCommands(checks)
         let heartbeatCount = commands.count
-        // The writes, one script call per cell on a cluster, one in all on one server
-        // (``StoreScripts/write``): (command, indices of its writes).
-        var writeCalls: [(command: Int, writes: [Int])] = []
-        var byCell: [String: [Int]] = [:]
-        var cellOrder: [String] = []
-        let oneCall = isOneServer
-        for (index, w) in writes.enumerated() {
-            let cell = oneCall ? "" : StoreKeys.cell(of: w.session)
-            if byCell[cell] == nil { cellOrder.append(cell) }
-            byCell[cell, default: []].append(index)
-        }
-        for cell in cellOrder {
-            let members = byCell[cell] ?? []
+        // The writes, then the renewals, one script call per cell on a cluster, one in all on one
+        // server (``StoreScripts/write``, ``StoreScripts/renew``): (command, indices of its
+        // writes or renewals).
+        var writeCalls: [(command: Int, members: [Int])] = []
+        for members in scriptCalls(writes.map(\.session)) {
             var keyList: [any RedisArgument] = []
             var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds]
             for w in members.map({ writes[$0] }) {
@@ -348,11 +340,16 @@ final class RedisStateStore: Sendable {
             writeCalls.append((commands.count, members))
             commands.append(.evalsha(StoreScripts.write, keys: keyList, arguments: arguments))
         }
-        let firstRenewal = commands.count
-        for r in renewals {
-            commands.append(.evalsha(
-                StoreScripts.renew, keys: [keys.session(r.session), keys.lease(r.session)],
-                arguments: [instance, r.epoch, leaseMilliseconds, r.touched ? sessionMilliseconds : 0]))
+        var renewalCalls: [(command: Int, members: [Int])] = []
+        for members in scriptCalls(renewals.map(\.session)) {
+            var keyList: [any RedisArgument] = []
+            var arguments: [any RedisArgument] = [instance, leaseMilliseconds]
+            for r in members.map({ renewals[$0] }) {
+                keyList += [keys.session(r.session), keys.lease(r.session)]
+                arguments += [r.epoch, r.touched ? sessionMilliseconds : 0]
+            }
+            renewalCalls.append((commands.count, members))
+            commands.append(.evalsha(StoreScripts.renew, keys: keyList, arguments: arguments))
         }
         // Each layout's expiry once, however many sessions name it, with the writes that renew
         // their session's lease (every eighth of a lease) or release it, and the renewals: a
@@ -421,19 +418,24 @@ final class RedisStateStore: Sendable {
                 return .failed
             }
         }
-        var writeOutcomes = Array(repeating: Outcome.failed, count: writes.count)
-        for call in writeCalls {
-            let reply = replies[call.command]
-            if failures[call.command] != nil {
-                for index in call.writes { writeOutcomes[index] = outcome(call.command, layouts: []) }
-            } else if let answers = reply.array, answers.count == call.writes.count {
-                for (answer, index) in zip(answers, call.writes) { writeOutcomes[index] = outcome(answer, layouts: writes[index].layouts) }
-            } else if call.writes.count == 1 {
-                writeOutcomes[call.writes[0]] = outcome(reply, layouts: writes[call.writes[0]].layouts)
+        /// Each member's outcome from its call's reply: one answer per member, or the call's
+        /// failure for all (a call that stopped midway leaves them failed: those before ran).
+        func outcomes(of calls: [(command: Int, members: [Int])], count: Int, layouts: (Int) -> [String]) -> [Outcome] {
+            var result = Array(repeating: Outcome.failed, count: count)
+            for call in calls {
+                let reply = replies[call.command]
+                if failures[call.command] != nil {
+                    for index in call.members { result[index] = outcome(call.command, layouts: []) }
+                } else if let answers = reply.array, answers.count == call.members.count {
+                    for (answer, index) in zip(answers, call.members) { result[index] = outcome(answer, layouts: layouts(index)) }
+                } else if call.members.count == 1 {
+                    result[call.members[0]] = outcome(reply, layouts: layouts(call.members[0]))
+                }
             }
-            // Else the call stopped midway (the writes before it ran): failed.
+            return result
         }
-        let renewalOutcomes = renewals.enumerated().map { outcome(firstRenewal + $0.offset, layouts: $0.element.layouts) }
+        let writeOutcomes = outcomes(of: writeCalls, count: writes.count) { writes[$0].layouts }
+        let renewalOutcomes = outcomes(of: renewalCalls, count: renewals.count) { renewals[$0].layouts }
         liveness.withLock { cells in
             for (w, result) in zip(writes, writeOutcomes) where !w.release && [.ok, .layoutMissing, .missing].contains(result) {
                 cells.leased(StoreKeys.cellIndex(of: w.session), sentAt: sentAt)
@@ -443,6 +445,27 @@ final class RedisStateStore: Sendable {
             }
         }
         return (writeOutcomes, renewalOutcomes, answered)
+    }
+
+    /// The script calls a round makes for `sessions` (indices into it): one per cell on a
+    /// cluster (a script runs on one slot), one in all on one server (a call costs more than
+    /// the few commands each session's part runs).
+    /// - Complexity: O(sessions).
+    private func scriptCalls(_ sessions: [String]) -> [[Int]] {
+        guard !sessions.isEmpty else { return [] }
+        if isOneServer { return [Array(sessions.indices)] }
+        var byCell: [Int: Int] = [:]
+        var calls: [[Int]] = []
+        for (index, id) in sessions.enumerated() {
+            let cell = StoreKeys.cellIndex(of: id)
+            if let call = byCell[cell] {
+                calls[call].append(index)
+            } else {
+                byCell[cell] = calls.count
+                calls.append([index])
+            }
+        }
+        return calls
     }
 
     func delete(_ id: String, epoch: Int64) throws(StoreFailure) -> Outcome {

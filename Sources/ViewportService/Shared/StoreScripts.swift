@@ -220,19 +220,33 @@ enum StoreScripts {
         return answers
         """#)
 
-    /// KEYS: session, lease. ARGV: instance, epoch, lease ms, session ms ('0': leave the
-    /// session's expiry). Renews the lease of an owner that still is one (the epoch proves it, as
-    /// in ``write``): `ok` or `lost`, or `missing` when the server lost the record (the owner
-    /// writes it again). A session read since the last renewal lives on (its layouts too: their
-    /// expiry is pushed back in the same pipeline; a session only read kept its record while its
-    /// layout expired: an audit).
+    /// Renewals of several sessions of one cell in one call (as ``write``). KEYS: per renewal its
+    /// session and lease. ARGV: instance, lease ms, then per renewal: epoch, session ms ('0':
+    /// leave the session's expiry). Renews the lease of an owner that still is one (the epoch
+    /// proves it, as in ``write``): per renewal `ok` or `lost`, or `missing` when the server lost
+    /// the record (the owner writes it again). A session read since the last renewal lives on
+    /// (its layouts too: their expiry is pushed back in the same pipeline; a session only read
+    /// kept its record while its layout expired: an audit).
     static let renew = RedisScript(#"""
-        local epoch = redis.call('HGET', KEYS[1], 'epoch')
-        if not epoch then return 'missing' end
-        if epoch ~= ARGV[2] then return 'lost' end
-        if redis.call('PEXPIRE', KEYS[2], ARGV[3]) == 0 then redis.call('SET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3]) end
-        if ARGV[4] ~= '0' then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-        return 'ok'
+        local instance, leaseMs = ARGV[1], ARGV[2]
+        local answers = {}
+        for i = 1, #KEYS / 2 do
+          local key, leaseKey, asked, sessionMs = KEYS[2 * i - 1], KEYS[2 * i], ARGV[1 + 2 * i], ARGV[2 + 2 * i]
+          local epoch = redis.call('HGET', key, 'epoch')
+          if not epoch then
+            answers[i] = 'missing'
+          elseif epoch ~= asked then
+            answers[i] = 'lost'
+          else
+            -- Under the owner's epoch a lease can only be the owner's own (see write).
+            if redis.call('PEXPIRE', leaseKey, leaseMs) == 0 then
+              redis.call('SET', leaseKey, instance .. '|' .. asked, 'PX', leaseMs)
+            end
+            if sessionMs ~= '0' then redis.call('PEXPIRE', key, sessionMs) end
+            answers[i] = 'ok'
+          end
+        end
+        return answers
         """#)
 
     /// KEYS: session, lease. ARGV: instance, epoch, lease ms.
