@@ -18,7 +18,8 @@
 #       per connection: the requests in flight when wrk stopped). Stops the cluster after.
 #       --duration D (default 20s)  --connections C (default 32)  --threads T (default 2)
 #       --no-restart (measure only)  --settle S (wait S seconds after the start, before the
-#       sessions are opened: scripts/store-cpu.py measures the idle cluster then)  --kill (kill -9 one instance instead: updates since its last
+#       sessions are opened: scripts/store-cpu.py measures the idle cluster then)  --held H (open H
+#       more sessions that wrk leaves alone: held by the instances, their leases renewed)  --kill (kill -9 one instance instead: updates since its last
 #       flush may be lost, and those sessions answer 503 until its lease ends)
 #       --url URL (load a cluster that already runs behind URL instead of starting one; with
 #       --disrupt 'COMMAND', run COMMAND where the restarts would be: e.g. scripts/image-test.sh
@@ -32,7 +33,7 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 command="${1:-}"; [[ $# -gt 0 ]] && shift
 instances=3 port=8080 binary="" dir="${TMPDIR:-/tmp}/viewportd-cluster" redis_port="" http_threads=""
-scratch="$repo_root/.build" duration=20s connections=32 threads=2 restart=1 kill_mode=0 target="" settle=0
+scratch="$repo_root/.build" duration=20s connections=32 threads=2 restart=1 kill_mode=0 target="" settle=0 held=0
 url="" disrupt="" store_url=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -49,6 +50,7 @@ while [[ $# -gt 0 ]]; do
         --threads) threads="$2"; shift 2 ;;
         --no-restart) restart=0; shift ;;
         --settle) settle="$2"; shift 2 ;;
+        --held) held="$2"; shift 2 ;;
         --kill) kill_mode=1; shift ;;
         --url) url="$2"; shift 2 ;;
         --disrupt) disrupt="$2"; shift 2 ;;
@@ -214,12 +216,18 @@ PY
             --data "{\"layout\":\"$layout\",\"viewport\":[375,667]}" "$base/v1/sessions" \
             | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')")
     done
-    log "layout $layout, ${#sessions[@]} sessions opened through nginx"
+    local idle=()
+    for ((k = 0; k < held; k++)); do
+        idle+=("$(curl -sS --max-time 10 -H 'Content-Type: application/json' \
+            --data "{\"layout\":\"$layout\",\"viewport\":[375,667]}" "$base/v1/sessions" \
+            | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')")
+    done
+    log "layout $layout, ${#sessions[@]} sessions opened through nginx$([[ $held -gt 0 ]] && echo " (and $held held that wrk leaves alone)")"
     # One update of each session through nginx before the load: a session opened on one instance
     # moves (a handover) to the instance nginx routes its id to at its first update; the load then
     # measures sessions that stay where they are. (Its answers count with wrk's below.)
     local warmed
-    warmed="$(printf '%s\n' "${sessions[@]}" | python3 -c '
+    local warm='
 import http.client, sys, urllib.parse
 url = urllib.parse.urlsplit(sys.argv[1])
 connection = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
@@ -231,7 +239,9 @@ for line in sys.stdin:
     response.read()
     answered += response.status == 200
 print(answered)
-' "$base")"
+'
+    warmed="$(printf '%s\n' "${sessions[@]}" | python3 -c "$warm" "$base")"
+    if [[ $held -gt 0 ]]; then printf '%s\n' "${idle[@]}" | python3 -c "$warm" "$base" >/dev/null; fi
     {
         echo "local all = {"
         for s in "${sessions[@]}"; do echo "  \"$s\","; done

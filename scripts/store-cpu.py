@@ -160,7 +160,7 @@ def measure(binary, args):
     load = subprocess.run(
         others + [os.path.join(ROOT, "scripts/cluster.sh"), "load", "--no-restart", "--settle", "5", "--binary", os.path.abspath(binary),
          "--redis-port", str(redis_port), "--duration", args.duration, "--connections", str(args.connections),
-         "--instances", str(args.instances)] + (["--store-url", args.store_url] if args.store_url else []),
+         "--instances", str(args.instances), "--held", str(args.held)] + (["--store-url", args.store_url] if args.store_url else []),
         capture_output=True, text=True, env=dict(os.environ, TMPDIR=directory))
     stop.set()
     sampler.join()
@@ -198,7 +198,7 @@ def measure(binary, args):
     store = f"cluster, {len(ports)} primaries" if args.store_url else "one redis-server"
     if pinned:
         store += f" on CPU {args.store_core} alone (the load on the others)"
-    print(f"\n== Redis during the load ({store}): {seconds:.1f} s, {args.connections} sessions, {args.instances} instances ==")
+    print(f"\n== Redis during the load ({store}): {seconds:.1f} s, {args.connections} sessions{f' (and {args.held} held)' if args.held else ''}, {args.instances} instances ==")
     print(f"{'command':<14}{'calls':>10}{'usec':>12}{'usec/call':>11}")
     rows = []
     for name in sorted(c1):
@@ -245,6 +245,9 @@ def main():
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--instances", type=int, default=3)
     parser.add_argument("--store-url", default="")
+    parser.add_argument("--held", type=int, default=0,
+                        help="sessions held besides the scrolling ones (opened, updated once, then left alone: their leases are "
+                             "renewed); their cost counts, their renewals are not flushes")
     parser.add_argument("--store-core", type=int, default=None,
                         help="run the store on this CPU alone and the load on the others (a store on a core of its own, as in "
                              "production, instead of sharing both with the load)")
@@ -253,7 +256,7 @@ def main():
         sys.exit("--store-core needs at least 2 CPUs")
     summary = [measure(binary, args) for _ in range(args.runs) for binary in args.binary]
     if len(summary) > 1:
-        print(f"\n== Summary, in the order run ({args.connections} sessions, {args.instances} instances) ==")
+        print(f"\n== Summary, in the order run ({args.connections} sessions{f' and {args.held} held' if args.held else ''}, {args.instances} instances) ==")
         print(f"{'binary':<36}{'us/flush':>9}{'above idle':>11}{'ms/s':>7}{'idle ms/s':>10}{'EVALSHA/s':>10}{'reads/s':>8}{'flushes/s':>10}")
         for binary, per_flush, above, ms, idle, evalsha, reads, flushes in summary:
             print(f"{binary[-36:]:<36}{per_flush:>9.1f}{above:>11.1f}{ms:>7.1f}{idle:>10.1f}{evalsha:>10.0f}{reads:>8.0f}{flushes:>10.0f}")
