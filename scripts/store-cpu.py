@@ -121,6 +121,7 @@ def measure(binary, args):
     ports = primaries(args.store_url) if args.store_url else [redis_port]
     directory = tempfile.mkdtemp(prefix="store-cpu-")
     samples = []  # (time, commands, cpu, reads processed, session flushes)
+    loading = []  # per sample: whether wrk had started
     stop = threading.Event()
 
     snapshot_sizes = []
@@ -145,6 +146,8 @@ def measure(binary, args):
                 # The instances' counts only grow; once they stop (the end of the run), the last.
                 flushes = max(session_flushes(directory), samples[-1][4] if samples else 0)
                 samples.append((time.time(), *got, flushes))
+                # cluster.sh writes wrk's script once the sessions are open and updated once.
+                loading.append(bool(glob.glob(os.path.join(directory, "viewportd-cluster.*", "load.lua"))))
                 calls = [s[1].get("evalsha", (0, 0))[0] for s in samples[-2:]]
                 if not snapshot_sizes and len(calls) == 2 and calls[1] - calls[0] >= 50:
                     for port in ports:
@@ -169,12 +172,12 @@ def measure(binary, args):
     print(load.stdout.strip())
     if load.returncode != 0:
         sys.exit(f"cluster.sh load failed: {load.stderr[-2000:]}")
-    # The window: the seconds with at least half the highest rate of session flushes (or of
-    # EVALSHA calls, when the instances' metrics could not be read): wrk's, not the sessions'
-    # setup before it or the reads after it.
+    # The window: the seconds after wrk started with at least half the highest rate of session
+    # flushes (or of EVALSHA calls, when the instances' metrics could not be read): wrk's, not the
+    # sessions' setup before it (their opening, first update and handover) or the reads after it.
     evals = [s[4] for s in samples] if samples and samples[-1][4] > 0 else [s[1].get("evalsha", (0, 0))[0] for s in samples]
-    rates = [evals[k] - evals[k - 1] for k in range(1, len(samples))]
-    busy = [k for k in range(1, len(samples)) if rates and evals[k] - evals[k - 1] >= max(50, max(rates) / 2)]
+    rates = [evals[k] - evals[k - 1] for k in range(1, len(samples)) if loading[k - 1]]
+    busy = [k for k in range(1, len(samples)) if rates and loading[k - 1] and evals[k] - evals[k - 1] >= max(50, max(rates) / 2)]
     if not busy:
         sys.exit("no second with session flushes: nothing was measured")
     first, last = busy[0] - 1, busy[-1]
