@@ -5,30 +5,8 @@ import ViewportTestSupport
 @testable import ViewportService
 
 /// Lease renewals of several sessions in one round (``StoreScripts/renew``, one script call for
-/// all of them on one server): each session is answered on its own, against a real redis-server.
-@Suite(.serialized)
-struct StoreRenewalTests {
-    let redis: RedisTestServer
-    let raw: RedisPool
-    let keys = StoreKeys(prefix: "test:")
-
-    init() throws {
-        redis = try RedisTestServer()
-        raw = RedisPool(endpoint: try RedisEndpoint(url: redis.url), connectTimeout: 2, commandTimeout: 2, capacity: 2)
-    }
-
-    func instance(_ name: String) -> RedisStateStore {
-        RedisStateStore(
-            pool: RedisPool(endpoint: raw.endpoint, connectTimeout: 2, commandTimeout: 2, capacity: 2), keys: keys, instance: name,
-            leaseMilliseconds: 2000, sessionMilliseconds: 60_000, layoutMilliseconds: 120_000, handoverWait: 1, handleBlock: 1024,
-            metrics: ServiceMetrics(), health: StoreHealth(), flushInterval: 0.1)
-    }
-
-    func open(_ id: String, on store: RedisStateStore) -> RedisStateStore.Outcome {
-        let ticket = SessionOwnership.WriteTicket(epoch: 1, version: 1, handleLimit: 1024, create: true, sentAt: 0)
-        return store.write([RedisStateStore.Write(session: id, ticket: ticket, snapshot: Array("v1".utf8), layouts: [])]).first ?? .failed
-    }
-
+/// all of them on one server): each session is answered on its own.
+extension OutageGraceTests {
     /// Script calls the server ran since its statistics were reset (an `EVALSHA` refused with
     /// `NOSCRIPT` is sent again as `EVAL`: one call).
     func scriptCalls() throws -> Int {
