@@ -78,13 +78,14 @@ struct CellLiveness: Sendable, Equatable {
         lease = leaseNanoseconds
     }
 
-    /// What a round sent at `now` sends: the cells to beat and to check, and whether the coarse
-    /// check of every cell is among the checks. `heartbeat`: the writer's round (beats fall due
+    /// What a round sent at `now` sends: the cells to beat and to check, whether the beats are
+    /// due (every beaten cell's, not only first beats) and whether the coarse check of every cell
+    /// is among the checks. `heartbeat`: the writer's round (beats fall due
     /// every eighth of a lease, checks every ``coarseLeases`` leases; `force`: now, every one
     /// with its script); `writing`: the cells of the round's writes and renewals that keep or take
     /// a lease (a cell not beaten yet is beaten in this round, before the write).
     /// - Complexity: O(cells + writing).
-    mutating func plan(now: Int64, heartbeat: Bool, force: Bool = false, writing: [Int]) -> (beats: [Beat], checks: [Check], coarse: Bool) {
+    mutating func plan(now: Int64, heartbeat: Bool, force: Bool = false, writing: [Int]) -> (beats: [Beat], checks: [Check], due: Bool, coarse: Bool) {
         for index in writing where cells[index].floor == nil { cells[index].floor = Self.beginning }
         let writing = Set(writing)
         let due = heartbeat && (force || beatAt == .min || now - beatAt >= lease / 8)
@@ -107,7 +108,7 @@ struct CellLiveness: Sendable, Equatable {
         } else if heartbeat {
             checks = cells.indices.filter { cells[$0].suspect }.map { Check(cell: $0, full: true) }
         }
-        return (beats, checks, coarse)
+        return (beats, checks, due, coarse)
     }
 
     /// The replies of a round sent at `sentAt`: what each beat and each check found; `due`: the

@@ -312,10 +312,8 @@ final class RedisStateStore: Sendable {
         var commands: [RedisCommand] = []
         let sentAt = Monotonic.nanoseconds()
         let leasing = writes.filter { !$0.release }.map(\.session) + renewals.map(\.session)
-        let (beats, checks, coarse, due) = liveness.withLock { cells in
-            let before = cells.beatAt
-            let plan = cells.plan(now: sentAt, heartbeat: heartbeat, force: forceBeats, writing: leasing.map(StoreKeys.cellIndex(of:)))
-            return (plan.beats, plan.checks, plan.coarse, heartbeat && (forceBeats || before == .min || sentAt - before >= leaseMilliseconds * 1_000_000 / 8))
+        let (beats, checks, due, coarse) = liveness.withLock { cells in
+            cells.plan(now: sentAt, heartbeat: heartbeat, force: forceBeats, writing: leasing.map(StoreKeys.cellIndex(of:)))
         }
         if heartbeat || !leasing.isEmpty { commands.append(RedisCommand("SET", keys.instance(instance), "1", "PX", leaseMilliseconds)) }
         let firstBeat = commands.count
