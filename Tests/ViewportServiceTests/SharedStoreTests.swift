@@ -21,7 +21,8 @@ struct SharedStoreTests {
             // Posting it again anywhere is the same layout.
             #expect(try c.post("/v1/layouts", layoutJSON(items)).status == 200)
             // Already stored, also for an instance that never saw it: 200, not 201.
-            let other = layoutJSON(listItems(30))
+            // A reuse identifier no other test or earlier run posts: an external store keeps layouts.
+            let other = layoutJSON(listItems(30, reuses: ["row-\(UInt64.random(in: 0...UInt64.max))"]))
             #expect(try a.post("/v1/layouts", other).status == 201)
             #expect(try b.post("/v1/layouts", other).status == 200)
             #expect(try b.post("/v1/layouts", other).status == 200)
