@@ -81,6 +81,30 @@ struct SessionOwnershipTests {
         #expect(o.handoverRequested(now: 5, highestHandle: 30, block: Self.block) == .notHere)
     }
 
+    /// Parking releases an idle session only when nothing waits to be written and its lease is
+    /// confirmed; its outcomes are a handover's.
+    @Test func onlyACleanConfirmedOwnedSessionIsParked() {
+        var fresh = SessionOwnership.fresh()
+        #expect(fresh.beginPark(now: 0, highestHandle: 3, block: Self.block) == nil, "never stored: nothing to take it back from")
+        var o = SessionOwnership.acquired(epoch: 9, version: 12, handleLimit: 1024, sentAt: 0, lease: Self.lease)
+        _ = o.changed(highestHandle: 30, at: 0)
+        #expect(o.beginPark(now: 1, highestHandle: 30, block: Self.block) == nil, "a change waits to be written")
+        #expect(o.phase == .owned)
+        let write = o.beginWrite(now: 2, highestHandle: 30, block: Self.block)!
+        o.writeSucceeded(write, lease: Self.lease)
+        #expect(o.beginPark(now: 3, highestHandle: 30, block: Self.block, lostReplySince: 2) == nil, "a round trip since the last renewal got no answer")
+        guard let ticket = o.beginPark(now: 3, highestHandle: 30, block: Self.block, lostReplySince: 1) else {
+            Issue.record("a clean, confirmed session is parked")
+            return
+        }
+        #expect(ticket.version == 13 && ticket.epoch == 9)
+        #expect(o.phase == .handingOver && o.admit(now: 4) == .moved, "a request meanwhile goes through the store")
+        #expect(o.releaseAnswered(.unsent, ticket) == .releaseNotRun && o.phase == .owned)
+        let again = o.beginPark(now: 5, highestHandle: 30, block: Self.block)!
+        #expect(o.releaseAnswered(.ok, again) == .handedOver && o.phase == .released)
+        #expect(o.beginPark(now: 6, highestHandle: 30, block: Self.block) == nil)
+    }
+
     /// The writer took a ticket, then the session was handed over before its write reached the
     /// store: the store refuses that write, and the released copy was not cut off.
     @Test func aWriteRefusedAfterAHandoverIsNoNews() {

@@ -73,6 +73,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
         /// `store.timeout`: how long one round trip to the store may take (connect, command), and
         /// how long a request waits for another instance to hand a session over, before 503.
         public var timeout: Duration = .milliseconds(500)
+        /// `store.parkAfter`: how long a session held here may go without a request before it is
+        /// written, released and dropped from memory, so that its lease costs the store no more
+        /// renewals; its next request takes it back from the store.
+        public var parkAfter: Duration = .seconds(30)
         /// `store.requestThreads`: threads that run the requests that need a round trip to the
         /// store, off the HTTP workers (each waits at most `store.timeout` per round trip). Up to
         /// 64 more such requests per thread wait for one; more answer 503.

@@ -222,7 +222,14 @@ struct Setting: Sendable {
             return timeout * 2 > lease
                 ? "\(timeout) s must be at most half of store.leaseTimeout (\(lease) s): a renewal must get through within a lease" : nil
         },
-.int(
+.seconds(
+            "store.parkAfter", \.store.parkAfter,
+            "seconds a session held by an instance may go without a request before it is written and released to the store, so that its lease needs no more renewals (its next request takes it back, one round trip); at least `store.leaseTimeout`"
+        ) { park, configuration in
+            let lease = ServiceConfiguration.seconds(configuration.store.leaseTimeout)
+            return park < lease ? "\(park) s must be at least store.leaseTimeout (\(lease) s): a pause in scrolling should not move a session" : nil
+        },
+        .int(
             "store.requestThreads", \.store.requestThreads,
             "threads that answer requests needing a round trip to the store (a session not held here, a lease to renew first, opening, deleting, layouts, the start of a stream or a WebSocket), so that no HTTP worker waits on the store; 1…256"
         ) { threads, _ in

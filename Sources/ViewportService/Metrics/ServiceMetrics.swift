@@ -108,7 +108,7 @@ final class ServiceMetrics: Sendable {
         let counter = storeHandovers.withLock { counters in
             if let known = counters[kind] { return known }
             let made = registry.makeCounter(
-                descriptor: Self.name("store_handovers", unit: "total", help: "Sessions that moved between instances, by kind (given, taken, stolen)."),
+                descriptor: Self.name("store_handovers", unit: "total", help: "Sessions that moved between instances, by kind (given, taken, stolen), and sessions parked in the store while idle (parked)."),
                 labels: [("kind", kind)])
             counters[kind] = made
             return made

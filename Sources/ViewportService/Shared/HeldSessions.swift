@@ -15,13 +15,18 @@ final class HeldSessions: Sendable {
     /// Nanoseconds: the lease, and how often a clean session's lease is renewed.
     let leaseNanoseconds: Int64
     let renewNanoseconds: Int64
+    /// Nanoseconds without a request after which a held session is parked (`store.parkAfter`).
+    let parkNanoseconds: Int64
     /// The work a shared store does for one session (take it over, hand it over) runs one at a
     /// time per id.
     let gates = IDGates()
     /// Serving: writing behind, taking sessions over. Cleared when shutdown begins.
     let running = Atomic<Bool>(false)
 
-    init(local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger) {
+    init(
+        local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger,
+        parkAfter: Double = .infinity
+    ) {
         self.local = local
         self.layouts = layouts
         self.store = store
@@ -29,6 +34,7 @@ final class HeldSessions: Sendable {
         self.logger = logger
         self.leaseNanoseconds = store.leaseMilliseconds * 1_000_000
         self.renewNanoseconds = max(1, store.leaseMilliseconds * 1_000_000 / 4)
+        self.parkNanoseconds = parkAfter < 1e9 ? Int64(parkAfter * 1e9) : .max
     }
 
     /// The layouts a session's snapshot names (its expiry in the store moves theirs).

@@ -32,4 +32,11 @@ final class IDGates: Sendable {
         }
         return try result.get()
     }
+
+    /// ``withLock(_:_:)`` for several ids at once, taken in order. Only one thread takes more
+    /// than one gate (the writer, parking sessions), so no two wait for each other's.
+    func withLocks<R>(_ ids: ArraySlice<String>, _ body: () -> R) -> R {
+        guard let first = ids.first else { return body() }
+        return withLock(first) { withLocks(ids.dropFirst(), body) }
+    }
 }

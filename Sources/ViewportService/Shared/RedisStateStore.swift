@@ -284,6 +284,13 @@ final class RedisStateStore: Sendable {
         round(writes: writes, operation: operation).writes
     }
 
+    /// Releases idle sessions (``Write/release``) in one pipeline, their records to expire in
+    /// `expiresIn` ms (what is left of their idle timeout: a parked session is gone when it would
+    /// have been had it stayed held).
+    func park(_ writes: [Write], expiresIn: Int64) -> [Outcome] {
+        round(heartbeat: false, forceBeats: false, writes: writes, renewals: [], operation: "park", sessionMilliseconds: expiresIn).writes
+    }
+
     /// Renews leases in one pipeline.
     func renew(_ renewals: [Renewal]) -> [Outcome] {
         round(renewals: renewals, operation: "renew").renewals
@@ -304,10 +311,11 @@ final class RedisStateStore: Sendable {
     }
 
     /// ``round(heartbeat:writes:renewals:operation:)``, with every beat and check now
-    /// (`forceBeats`), and whether the heartbeat got an answer.
-    private func round(heartbeat: Bool, forceBeats: Bool, writes: [Write], renewals: [Renewal], operation: String)
-        -> (writes: [Outcome], renewals: [Outcome], answered: Bool)
-    {
+    /// (`forceBeats`), and whether the heartbeat got an answer; the writes' records expire in
+    /// `sessionMilliseconds` (default: the idle timeout and a lease) when they renew or release.
+    private func round(
+        heartbeat: Bool, forceBeats: Bool, writes: [Write], renewals: [Renewal], operation: String, sessionMilliseconds: Int64? = nil
+    ) -> (writes: [Outcome], renewals: [Outcome], answered: Bool) {
         guard heartbeat || !writes.isEmpty || !renewals.isEmpty else { return ([], [], false) }
         var commands: [RedisCommand] = []
         let sentAt = Monotonic.nanoseconds()
@@ -327,7 +335,7 @@ final class RedisStateStore: Sendable {
         var writeCalls: [(command: Int, members: [Int])] = []
         for members in scriptCalls(writes.map(\.session)) {
             var keyList: [any RedisArgument] = []
-            var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds]
+            var arguments: [any RedisArgument] = [instance, leaseMilliseconds, sessionMilliseconds ?? self.sessionMilliseconds]
             for w in members.map({ writes[$0] }) {
                 keyList += [keys.session(w.session), keys.lease(w.session), w.replyKey ?? keys.reply("none", session: w.session)]
                 arguments += [
@@ -344,7 +352,7 @@ final class RedisStateStore: Sendable {
             var arguments: [any RedisArgument] = [instance, leaseMilliseconds]
             for r in members.map({ renewals[$0] }) {
                 keyList += [keys.session(r.session), keys.lease(r.session)]
-                arguments += [r.epoch, r.touched ? sessionMilliseconds : 0]
+                arguments += [r.epoch, r.touched ? self.sessionMilliseconds : 0]
             }
             renewalCalls.append((commands.count, members))
             commands.append(.evalsha(StoreScripts.renew, keys: keyList, arguments: arguments))

@@ -4,7 +4,7 @@
 ///
 /// Phases:
 /// ```
-///   fresh ──write ok──▶ owned ──handover asked──▶ handingOver ──released──▶ released
+///   fresh ──write ok──▶ owned ──handover asked, parked──▶ handingOver ──released──▶ released
 ///     │                  │  ▲                          ├──not sent──▶ owned
 ///     │                  │  │                          └──no answer──▶ inDoubt ──reclaimed──▶ owned
 ///     │                  │  └── write/renew ok (lease extended)            └──lost──▶ lost
@@ -287,6 +287,16 @@ struct SessionOwnership: Sendable, Equatable {
         }
         phase = .handingOver
         return .release(ticket)
+    }
+
+    /// Idle for `store.parkAfter`: released as if another instance had asked, so that its lease
+    /// needs no more renewals; its next request takes it back from the store. Only with nothing
+    /// left to write and the lease confirmed (anything else is the writer's to settle first).
+    mutating func beginPark(now: Int64, highestHandle: Int, block: Int, lostReplySince: Int64 = .min) -> WriteTicket? {
+        guard !isDirty, !isUnconfirmed(lostReplySince: lostReplySince),
+            case .release(let ticket) = handoverRequested(now: now, highestHandle: highestHandle, block: block)
+        else { return nil }
+        return ticket
     }
 
     /// The release went through: another instance may take the session.

@@ -41,10 +41,10 @@ final class SharedSessionStore: SessionRepository {
 
     init(
         local: SessionStore, layouts: SharedLayoutStore, store: RedisStateStore, metrics: ServiceMetrics, logger: Logger,
-        storeThreads: Int = 4
+        storeThreads: Int = 4, parkAfter: Double = .infinity
     ) {
         self.slowStoreCallLimit = max(1, storeThreads)
-        let sessions = HeldSessions(local: local, layouts: layouts, store: store, metrics: metrics, logger: logger)
+        let sessions = HeldSessions(local: local, layouts: layouts, store: store, metrics: metrics, logger: logger, parkAfter: parkAfter)
         self.sessions = sessions
         self.writer = StoreWriter(sessions: sessions)
         self.handover = SessionHandover(sessions: sessions, writer: writer)

@@ -6,7 +6,8 @@ import ViewportRedis
 
 /// Writes behind what requests answered from memory: every `store.flushInterval`, one round
 /// (``flushOnce()``) writes the dirty sessions, renews the leases of the others when due, sends
-/// this instance's heartbeat, and asks the store about releases that got no answer.
+/// this instance's heartbeat, parks the sessions idle for `store.parkAfter`, and asks the store
+/// about releases that got no answer.
 ///
 /// A service of the process's group (``BackgroundService``), stopped last: the handover side
 /// stops its rounds (``stopRounds()``) before it releases the sessions, since a write must not
@@ -15,6 +16,8 @@ final class StoreWriter: BackgroundService {
     let sessions: HeldSessions
     /// Most commands per pipeline.
     static let batchLimit = 512
+    /// Most sessions parked per round (the rest wait for the next renewal scan).
+    static let parkLimit = 128
 
     private let dirty = Mutex<[SessionHandle]>([])
     private let lastRenewScan = Atomic<Int64>(0)
@@ -97,7 +100,7 @@ final class StoreWriter: BackgroundService {
             }
             if let write { pending.append((handle, write)) }
         }
-        let (due, doubtful) = leasesDue(now: now, writing: Set(pending.map { ObjectIdentifier($0.handle) }))
+        let (due, idle, doubtful) = leasesDue(now: now, writing: Set(pending.map { ObjectIdentifier($0.handle) }))
         for batch in StoreBatches(writes: pending.count, renewals: due.count, limit: Self.batchLimit, atLeastOne: true) {
             let writes = pending[batch.writes]
             let renewals = due[batch.renewals]
@@ -116,6 +119,7 @@ final class StoreWriter: BackgroundService {
                 if action == .writeAgain { enqueue(entry.handle) }
             }
         }
+        park(idle)
         reclaim(doubtful)
     }
 
@@ -132,17 +136,21 @@ final class StoreWriter: BackgroundService {
 
     /// The leases of the sessions no write renews this round that are due for renewal (every
     /// eighth of a lease, and in the next round for one unconfirmed since a round trip got no
-    /// answer), and the sessions whose release got no answer (to reclaim).
-    private func leasesDue(now: Int64, writing: Set<ObjectIdentifier>) -> (due: [DueRenewal], doubtful: [(handle: SessionHandle, epoch: Int64)]) {
+    /// answer), the sessions among them to park instead (idle for `store.parkAfter`, clean and
+    /// confirmed: ``park(_:)``), and the sessions whose release got no answer (to reclaim).
+    private func leasesDue(now: Int64, writing: Set<ObjectIdentifier>)
+        -> (due: [DueRenewal], idle: [SessionHandle], doubtful: [(handle: SessionHandle, epoch: Int64)])
+    {
         let lostReplySince = store.health.lostReplySince
         let leaseNanoseconds = sessions.leaseNanoseconds
         let renewNanoseconds = sessions.renewNanoseconds
         // Every round while some lease is unconfirmed (a lost reply since the last scan), else
         // every eighth of a lease.
         let unconfirmed = lostReplySince >= lastRenewScan.load(ordering: .relaxed) - leaseNanoseconds
-        guard unconfirmed || now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return ([], []) }
+        guard unconfirmed || now - lastRenewScan.load(ordering: .relaxed) >= renewNanoseconds / 2 else { return ([], [], []) }
         lastRenewScan.store(now, ordering: .relaxed)
         var due: [DueRenewal] = []
+        var idle: [SessionHandle] = []
         var doubtful: [(handle: SessionHandle, epoch: Int64)] = []
         for handle in sessions.local.allHandles where !writing.contains(ObjectIdentifier(handle)) {
             let renewal: (Int64, Bool, [String])? = handle.state.withLock { state in
@@ -154,12 +162,63 @@ final class StoreWriter: BackgroundService {
                 guard state.ownership.needsRenewal(now: now, interval: renewNanoseconds / 2, lostReplySince: lostReplySince) else {
                     return nil
                 }
+                if handle.idleNanoseconds(now: now) >= sessions.parkNanoseconds, idle.count < Self.parkLimit, !state.ownership.isDirty,
+                    !state.ownership.isUnconfirmed(lostReplySince: lostReplySince)
+                {
+                    idle.append(handle)
+                    return nil
+                }
                 let (epoch, touched) = state.ownership.beginRenewal()
                 return (epoch, touched, touched ? HeldSessions.layoutIDs(of: state.session) : [])
             }
             if let (epoch, touched, layouts) = renewal { due.append((handle, epoch, touched, layouts)) }
         }
-        return (due, doubtful)
+        return (due, idle, doubtful)
+    }
+
+    /// Parks sessions idle for `store.parkAfter` (``SessionOwnership/beginPark(now:highestHandle:block:lostReplySince:)``):
+    /// each is written and released, in one pipeline, and leaves memory, so that its lease costs
+    /// the store no more renewals. Under their gates: a request for one meanwhile finds it
+    /// moved, waits for its gate, and then takes it back from the store as any instance would.
+    /// Its record expires when it would have here (the rest of its idle timeout).
+    private func park(_ handles: [SessionHandle]) {
+        guard !handles.isEmpty else { return }
+        sessions.gates.withLocks(handles.map(\.id)[...]) {
+            let now = Monotonic.nanoseconds()
+            let lostReplySince = store.health.lostReplySince
+            var parking: [PendingWrite] = []
+            var leastIdle = Int64.max
+            for handle in handles {
+                let write: RedisStateStore.Write? = handle.state.withLock { state in
+                    // A request since the scan keeps it here (its lease is renewed next scan).
+                    let idle = handle.idleNanoseconds(now: now)
+                    guard !state.closed, idle >= sessions.parkNanoseconds,
+                        let ticket = state.ownership.beginPark(
+                            now: now, highestHandle: state.session.nextHandle - 1, block: store.handleBlock, lostReplySince: lostReplySince)
+                    else { return nil }
+                    leastIdle = min(leastIdle, idle)
+                    return sessions.write(of: handle, state, ticket: ticket, release: true)
+                }
+                if let write { parking.append((handle, write)) }
+            }
+            guard !parking.isEmpty else { return }
+            let outcomes = store.park(parking.map(\.write), expiresIn: max(1, (sessions.local.idleNanoseconds - leastIdle) / 1_000_000))
+            sessions.republishLayouts(of: zip(parking, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
+            for ((handle, write), outcome) in zip(parking, outcomes) {
+                handle.state.withLock { state in
+                    switch state.ownership.releaseAnswered(outcome, write.ticket) {
+                    case .handedOver:
+                        sessions.local.detach(handle, &state)
+                        sessions.metrics.countHandover("parked")
+                    case .lost(let news):
+                        sessions.drop(handle, &state, news: news)
+                    case .releaseInDoubt, .releaseNotRun, .confirmed, .writeAgain, .unconfirmed:
+                        // In doubt: the next round's reclaim asks the store. Not run: still held.
+                        break
+                    }
+                }
+            }
+        }
     }
 
     /// Asks the store whether releases that got no answer ran: each session is taken back at a

@@ -58,7 +58,8 @@ struct Repositories: Sendable {
             flushInterval: ServiceConfiguration.seconds(settings.flushInterval))
         let sharedLayouts = SharedLayoutStore(local: layouts, store: store, maxItems: configuration.layouts.maxItems, logger: logger)
         let sharedSessions = SharedSessionStore(
-            local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, storeThreads: configuration.store.requestThreads)
+            local: sessions, layouts: sharedLayouts, store: store, metrics: metrics, logger: logger, storeThreads: configuration.store.requestThreads,
+            parkAfter: ServiceConfiguration.seconds(settings.parkAfter))
         logger.info("shared store \(seeds.map { "\($0)" }.joined(separator: ",")) as instance \(store.instance)")
         return Repositories(layouts: sharedLayouts, sessions: .shared(sharedSessions))
     }
