@@ -7,9 +7,11 @@
 2. a 1M-item layout posted on instance A, then a session opened on instance B by its id: the
    time B takes to fetch, decode and index it;
 3. kill -9 of the owner: time until another instance answers the session's next update 200
-   (503 with Retry-After until the dead owner's lease ends), and whether a resync was needed.
+   (503 with Retry-After until the dead owner's lease ends), and whether a resync was needed;
+4. parking (`store.parkAfter` 2 s here): the update that takes a parked session back, on the
+   instance that parked it and on another, against updates of a held one.
 
-    scripts/store-bench.py [--binary .build/release/viewportd] [--items 1000000] [--hops 500]
+    scripts/store-bench.py [--binary .build/release/viewportd] [--items 1000000] [--hops 500] [--parks 10]
 """
 import argparse
 import http.client
@@ -34,12 +36,12 @@ def free_port():
 
 
 class Instance:
-    def __init__(self, binary, redis_url, log_dir, name, lease="2"):
+    def __init__(self, binary, redis_url, log_dir, name, lease="2", park="30"):
         self.port = free_port()
         self.log = open(os.path.join(log_dir, name + ".log"), "wb")
         env = dict(os.environ, HTTP_HOST="127.0.0.1", HTTP_PORT=str(self.port), STORE_URL=redis_url,
                    STORE_LEASE_TIMEOUT=lease, HTTP_MAX_BODY_BYTES="1073741824", LAYOUTS_MAX_ITEMS="2000000",
-                   HTTP_CONNECTION_TIMEOUT="600")
+                   HTTP_CONNECTION_TIMEOUT="600", STORE_PARK_AFTER=park)
         self.process = subprocess.Popen([binary], stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=log_dir)
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -85,6 +87,7 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/viewportd"))
     parser.add_argument("--items", type=int, default=1_000_000)
     parser.add_argument("--hops", type=int, default=500)
+    parser.add_argument("--parks", type=int, default=10, help="parked sessions taken back, per instance (each waits 2.5 s)")
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
     work = tempfile.mkdtemp(prefix="viewportd-store-bench.")
@@ -171,6 +174,39 @@ def main():
             time.sleep(0.05)
         print(f"kill -9 of the owner (store.leaseTimeout 2 s): served by another instance after {time.perf_counter() - killed:.2f} s "
               f"(answers meanwhile: {statuses}{', resync needed' if resync else ', no resync needed: everything had been written'})")
+
+        # 4. Parking: sessions left idle for 2.5 s (parked after 2 s), then updated here or elsewhere.
+        d = Instance(binary, url, work, "d", park="2")
+        instances.append(d)
+        e = Instance(binary, url, work, "e", park="2")
+        instances.append(e)
+        held, back = [], {"d": [], "e": []}
+        sessions = []
+        for _ in range(args.parks):
+            _, opened = d.request("POST", "/v1/sessions", {"layout": layout, "viewport": [375, 667]})
+            sessions.append(opened["session"])
+        seqs = {session: 0 for session in sessions}
+        y = 0
+        for name, instance in (("d", d), ("e", e)):
+            for session in sessions:  # held: updates on the instance that holds it
+                for _ in range(5):
+                    seqs[session] += 1
+                    y += 97
+                    t = time.perf_counter()
+                    status, answer = d.request("POST", f"/v1/sessions/{session}/viewport", {"offset": [0, y], "seq": seqs[session]})
+                    held.append((time.perf_counter() - t) * 1000)
+                    assert status == 200, answer
+            time.sleep(2.5)
+            for session in sessions:  # parked by d: taken back by the instance named
+                seqs[session] += 1
+                y += 97
+                t = time.perf_counter()
+                status, answer = instance.request("POST", f"/v1/sessions/{session}/viewport", {"offset": [0, y], "seq": seqs[session]})
+                back[name].append((time.perf_counter() - t) * 1000)
+                assert status == 200, answer
+        print(f"update of a held session:              p50 {percentile(held, 50):.3f} ms  p99 {percentile(held, 99):.3f} ms")
+        print(f"update taking a parked one back here:  p50 {percentile(back['d'], 50):.3f} ms  max {max(back['d']):.3f} ms ({args.parks} sessions)")
+        print(f"update taking it back elsewhere:       p50 {percentile(back['e'], 50):.3f} ms  max {max(back['e']):.3f} ms ({args.parks} sessions)")
     finally:
         for instance in instances:
             instance.stop()

@@ -117,11 +117,13 @@ extension SharedStoreTests {
             }
             #expect(finished)
             #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
-            let parked = try Self.parked(a)
+            // A new connection: the first sat idle past the server's connection timeout.
+            let fresh = try cluster[0].connect()
+            let parked = try Self.parked(fresh)
             print("8 sessions paused around their parking: \(parked) parked")
             #expect(parked > 0, "some were parked between their requests")
             // Every one idle now: each parked, and the count of sessions in memory back to 0.
-            #expect(try eventually(within: 5) { metric("viewportd_sessions", in: try a.get("/metrics").text) == 0 })
+            #expect(try eventually(within: 5) { metric("viewportd_sessions", in: try fresh.get("/metrics").text) == 0 })
         }
     }
 }
