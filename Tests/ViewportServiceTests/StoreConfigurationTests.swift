@@ -51,6 +51,8 @@ import Testing
         #expect(timeout?.key == "store.timeout")
         let zero = await Self.error(["--store-lease-timeout", "0"])
         #expect(zero?.key == "store.leaseTimeout")
+        let park = await Self.error(["--store-park-after", "1"])
+        #expect(park?.key == "store.parkAfter" && park?.message.contains("at least store.leaseTimeout") == true, "\(park?.message ?? "")")
         let prefix = await Self.error(["--store-key-prefix", "a b"])
         #expect(prefix?.key == "store.keyPrefix")
     }
