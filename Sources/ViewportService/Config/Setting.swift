@@ -222,7 +222,7 @@ struct Setting: Sendable {
             return timeout * 2 > lease
                 ? "\(timeout) s must be at most half of store.leaseTimeout (\(lease) s): a renewal must get through within a lease" : nil
         },
-.seconds(
+        .seconds(
             "store.parkAfter", \.store.parkAfter,
             "seconds a session held by an instance may go without a request before it is written and released to the store, so that its lease needs no more renewals (its next request takes it back, one round trip); at least `store.leaseTimeout`"
         ) { park, configuration in
