@@ -61,6 +61,22 @@ final class HeldSessions: Sendable {
         logger.warning("session \(handle.id): another instance owns it now (this one was cut off for longer than its lease); dropped the local copy")
     }
 
+    /// The store's answer to a release (a handover, a park, shutdown's), applied: a session
+    /// handed over leaves memory, one another instance has now is dropped. Answers the action, for
+    /// what the caller does besides (count it, tell an asker, try again).
+    func released(
+        _ handle: SessionHandle, _ state: inout SessionHandle.State, _ outcome: RedisStateStore.Outcome,
+        _ ticket: SessionOwnership.WriteTicket
+    ) -> SessionOwnership.AnswerAction {
+        let action = state.ownership.releaseAnswered(outcome, ticket)
+        switch action {
+        case .handedOver: local.detach(handle, &state)
+        case .lost(let news): drop(handle, &state, news: news)
+        case .releaseInDoubt, .releaseNotRun, .confirmed, .writeAgain, .unconfirmed: break
+        }
+        return action
+    }
+
     /// Writes again the layouts the store lost that these writes named.
     func republishLayouts(of writes: some Sequence<RedisStateStore.Write>) {
         for id in Set(writes.flatMap(\.layouts)) { layouts.republish(id: id) }

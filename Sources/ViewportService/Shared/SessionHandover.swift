@@ -98,12 +98,10 @@ final class SessionHandover: BackgroundService {
                 let write = sessions.write(of: handle, state, ticket: ticket, release: true, replyKey: replyKey)
                 let outcome = store.write([write], operation: "handover").first ?? .failed
                 if outcome == .layoutMissing { sessions.republishLayouts(of: [write]) }
-                switch state.ownership.releaseAnswered(outcome, ticket) {
+                switch sessions.released(handle, &state, outcome, ticket) {
                 case .handedOver:
-                    sessions.local.detach(handle, &state)
                     sessions.metrics.countHandover("given")
-                case .lost(let news):
-                    sessions.drop(handle, &state, news: news)
+                case .lost:
                     tell(replyKey)
                 case .releaseInDoubt:
                     // It may have run: answer nothing until the store says (the writer's reclaim).
@@ -153,15 +151,12 @@ final class SessionHandover: BackgroundService {
                 sessions.republishLayouts(of: zip(chunk, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
                 for ((handle, write), outcome) in zip(chunk, outcomes) {
                     handle.state.withLock { state in
-                        switch state.ownership.releaseAnswered(outcome, write.ticket) {
+                        switch sessions.released(handle, &state, outcome, write.ticket) {
                         case .handedOver:
-                            sessions.local.detach(handle, &state)
                             handedOver += 1
-                        case .lost(let news):
-                            sessions.drop(handle, &state, news: news)
                         case .releaseInDoubt, .releaseNotRun:
                             failed.append(handle)
-                        case .confirmed, .writeAgain, .unconfirmed:
+                        case .lost, .confirmed, .writeAgain, .unconfirmed:
                             break
                         }
                     }

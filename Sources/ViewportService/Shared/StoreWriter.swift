@@ -205,18 +205,9 @@ final class StoreWriter: BackgroundService {
             let outcomes = store.park(parking.map(\.write), expiresIn: max(1, (sessions.local.idleNanoseconds - leastIdle) / 1_000_000))
             sessions.republishLayouts(of: zip(parking, outcomes).filter { $0.1 == .layoutMissing }.map(\.0.write))
             for ((handle, write), outcome) in zip(parking, outcomes) {
-                handle.state.withLock { state in
-                    switch state.ownership.releaseAnswered(outcome, write.ticket) {
-                    case .handedOver:
-                        sessions.local.detach(handle, &state)
-                        sessions.metrics.countHandover("parked")
-                    case .lost(let news):
-                        sessions.drop(handle, &state, news: news)
-                    case .releaseInDoubt, .releaseNotRun, .confirmed, .writeAgain, .unconfirmed:
-                        // In doubt: the next round's reclaim asks the store. Not run: still held.
-                        break
-                    }
-                }
+                // In doubt, the next round's reclaim asks the store; not run, it is still held.
+                let action = handle.state.withLock { sessions.released(handle, &$0, outcome, write.ticket) }
+                if action == .handedOver { sessions.metrics.countHandover("parked") }
             }
         }
     }
