@@ -103,7 +103,10 @@ extension SharedStoreTests {
             let finished = onThreads(sessions.count, timeout: 60) { k in
                 var (id, model) = sessions[k]
                 var rng = SystemRandomNumberGenerator()
-                guard let client = try? Client(HTTPTestClient.connect(port: port, timeout: 5), token: nil) else { return }
+                guard let client = try? Client(HTTPTestClient.connect(port: port, timeout: 5), token: nil) else {
+                    failures.withLock { $0.append("session \(k): no connection") }
+                    return
+                }
                 var y = 0.0
                 for _ in 0..<6 {
                     usleep(UInt32.random(in: 950_000...1_250_000, using: &rng))

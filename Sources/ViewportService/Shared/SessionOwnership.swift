@@ -293,10 +293,16 @@ struct SessionOwnership: Sendable, Equatable {
     /// needs no more renewals; its next request takes it back from the store. Only with nothing
     /// left to write and the lease confirmed (anything else is the writer's to settle first).
     mutating func beginPark(now: Int64, highestHandle: Int, block: Int, lostReplySince: Int64 = .min) -> WriteTicket? {
-        guard !isDirty, !isUnconfirmed(lostReplySince: lostReplySince),
+        guard mayPark(lostReplySince: lostReplySince),
             case .release(let ticket) = handoverRequested(now: now, highestHandle: highestHandle, block: block)
         else { return nil }
         return ticket
+    }
+
+    /// Whether an idle session may be parked now (``beginPark(now:highestHandle:block:lostReplySince:)``):
+    /// owned and stored, nothing left to write, its lease confirmed.
+    func mayPark(lostReplySince: Int64) -> Bool {
+        phase == .owned && everStored && !isDirty && !isUnconfirmed(lostReplySince: lostReplySince)
     }
 
     /// The release went through: another instance may take the session.

@@ -162,8 +162,8 @@ final class StoreWriter: BackgroundService {
                 guard state.ownership.needsRenewal(now: now, interval: renewNanoseconds / 2, lostReplySince: lostReplySince) else {
                     return nil
                 }
-                if handle.idleNanoseconds(now: now) >= sessions.parkNanoseconds, idle.count < Self.parkLimit, !state.ownership.isDirty,
-                    !state.ownership.isUnconfirmed(lostReplySince: lostReplySince)
+                if handle.idleNanoseconds(now: now) >= sessions.parkNanoseconds, idle.count < Self.parkLimit,
+                    state.ownership.mayPark(lostReplySince: lostReplySince)
                 {
                     idle.append(handle)
                     return nil
