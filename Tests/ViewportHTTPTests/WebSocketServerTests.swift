@@ -98,13 +98,21 @@ import ViewportTestSupport
             #expect(waited > 0.8 && waited < 1.8, "pinged after \(waited) s")
             // Answering keeps it open past the timeout.
             try client.send(raw: Client.frame(opcode: Client.pong, payload: ping.payload))
+            let answered = Date()
+            // Without the pong the server would close at one timeout after the handshake
+            // (~2 s); it pings again half a timeout after the pong instead (also ~2 s).
             let second = try client.readFrame(timeout: 3)
             #expect(second.opcode == Client.ping)
-            #expect(Date().timeIntervalSince(opened) > 2, "still open after connectionTimeout")
-            // Not answering closes it with 1001 one timeout after the last bytes.
+            let pingedAgain = Date().timeIntervalSince(answered)
+            #expect(pingedAgain > 0.8 && pingedAgain < 1.8, "pinged again \(pingedAgain) s after the pong")
+            // Not answering closes it with 1001 one timeout after the last bytes (the pong), so
+            // well past one timeout after the handshake.
             let close = try client.readFrame(timeout: 3)
             #expect(close.opcode == Client.close)
             #expect(close.closeCode == 1001)
+            let closedAfter = Date().timeIntervalSince(answered)
+            #expect(closedAfter > 1.8 && closedAfter < 2.8, "closed \(closedAfter) s after the pong")
+            #expect(Date().timeIntervalSince(opened) > 2.5, "still open after connectionTimeout")
             #expect(Self.waitUntil { server.openWebSockets == 0 })
         }
     }
