@@ -10,10 +10,21 @@ struct SteppedSession {
     var model: ClientModel
     private var y = 0.0
 
-    init(on client: Client) throws {
+    /// Opens it on `client`. With `retries`, a 503 (a store that did not answer in time) is
+    /// tried again after its `Retry-After`, as a client does, up to that many times; any other
+    /// answer than 201 fails the test.
+    init(on client: Client, retries: Int = 0) throws {
         let items = listItems(3000, height: 50, reuses: ["row", "ad"])
-        let (id, opened) = try client.openSession(#"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#)
-        self.id = id
+        let body = #"{"layout":\#(layoutJSON(items)),"viewport":[375,667]}"#
+        var reply = try client.post("/v1/sessions", body)
+        for _ in 0..<retries where reply.status == 503 {
+            print("opening a session: 503, retried: \(reply.text)")
+            usleep(useconds_t((Double(reply.header("Retry-After") ?? "") ?? 1) * 1_000_000))
+            reply = try client.post("/v1/sessions", body)
+        }
+        #expect(reply.status == 201, "\(reply.text)")
+        let opened = reply.json
+        id = try #require(opened["session"] as? String)
         model = ClientModel(items: items, viewport: [375, 667])
         model.open(opened.object("plan"))
     }
