@@ -177,8 +177,17 @@ struct StoreOutageTests {
             let id = try a.openSession(#"{"layout":\#(layoutJSON(listItems(100))),"viewport":[375,667]}"#).id
             #expect(try a.update(id, #"{"offset":[0,100],"seq":1}"#).status == 200)
             #expect(try b.update(id, #"{"offset":[0,200],"seq":2}"#).status == 200)
-            usleep(200_000)
-            let metricsA = try a.get("/metrics").text, metricsB = try b.get("/metrics").text
+            // A counts the handover just after it answered B's request, and B writes the update it
+            // applied behind it within a flush interval (50 ms): on a loaded machine either may
+            // come later. Waited for (a writer round's batch is counted before it is sent, the
+            // round timed once answered), then counted exactly.
+            var metricsA = "", metricsB = ""
+            #expect(try eventually(within: 5) {
+                (metricsA, metricsB) = (try a.get("/metrics").text, try b.get("/metrics").text)
+                return (metric(#"viewportd_store_handovers_total{kind="given"}"#, in: metricsA) ?? 0) >= 1
+                    && (metric("viewportd_store_flush_batch_size_count", in: metricsB) ?? 0) >= 1
+                    && (metric(#"viewportd_store_operation_duration_seconds_count{operation="write"}"#, in: metricsB) ?? 0) >= 1
+            }, "\(metricsA)\n\(metricsB)")
             #expect(metricsA.contains(#"viewportd_store_handovers_total{kind="given"} 1"#), "\(metricsA)")
             #expect(metricsB.contains(#"viewportd_store_handovers_total{kind="taken"} 1"#))
             #expect(metricsA.contains("viewportd_store_operation_duration_seconds_bucket{operation=\"handover\""))
