@@ -13,8 +13,9 @@ import ViewportTestSupport
         try withService({ $0.sessions.idleTimeout = .milliseconds(1500) }) { service in
             let client = try service.connect()
             let layout = try client.postLayout(layoutJSON(listItems(10)))
-            let idle = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
+            // Taken before the request that opens it: the server starts its idle clock later.
             let idleSince = ContinuousClock.now
+            let idle = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
             let busy = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
             // `/metrics` does not touch a session (a GET of the session would).
             func open() throws -> Bool { metric("viewportd_sessions", in: try client.get("/metrics").text) == 2 }
