@@ -148,9 +148,11 @@ import ViewportTestSupport
         _ = try client.send("POST", "/v1/layouts", body: Array(repeating: UInt8(ascii: " "), count: 200)).problem(413)
         _ = try client.get("/nope").problem(404)
         // A request in flight holds the drain open; a request meanwhile answers 503.
+        // In flight once its head is read, which the server's `100 Continue` shows.
         let partial = try instance.connect()
-        try partial.raw.write(Array("POST /v1/layouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{".utf8))
-        Thread.sleep(forTimeInterval: 0.2)
+        try partial.raw.write(
+            Array("POST /v1/layouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 50\r\n\r\n{".utf8))
+        #expect(String(decoding: try partial.raw.read(through: Array("\r\n\r\n".utf8), timeout: 10), as: UTF8.self).hasPrefix("HTTP/1.1 100 "))
         instance.process.signal(SIGTERM)
         #expect(instance.process.waitForOutput("stopping", timeout: 10))
         #expect(try instance.connect().get("/healthz").status == 503)
