@@ -14,7 +14,9 @@ import ViewportTestSupport
         try withTestServer(handler: TestHandler(limit: 1 << 20)) { server in
             let client = try HTTPTestClient.connect(port: server.port)
             try client.sendRaw(Self.head(path: "/live") + HTTPTestClient.chunk(Array("one\ntwo\n".utf8)))
-            Thread.sleep(forTimeInterval: 0.1)
+            // Ten times the 50 ms after which a body's answer goes live: the server may read the
+            // head and first chunk late on a loaded machine, and its clock starts then.
+            Thread.sleep(forTimeInterval: 0.5)
             // A later chunk finds the body arriving for longer than 50 ms: the answer goes live.
             try client.sendRaw(HTTPTestClient.chunk(Array("three\n".utf8)))
             let head = String(decoding: try client.read(through: Array("\r\n\r\n".utf8), timeout: 3), as: UTF8.self)

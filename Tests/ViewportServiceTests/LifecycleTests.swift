@@ -13,8 +13,9 @@ import ViewportTestSupport
         try withService({ $0.sessions.idleTimeout = .milliseconds(1500) }) { service in
             let client = try service.connect()
             let layout = try client.postLayout(layoutJSON(listItems(10)))
-            let idle = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
+            // Taken before the request that opens it: the server starts its idle clock later.
             let idleSince = ContinuousClock.now
+            let idle = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
             let busy = try client.openSession(#"{"layout":"\#(layout)","viewport":[1,1]}"#).id
             // `/metrics` does not touch a session (a GET of the session would).
             func open() throws -> Bool { metric("viewportd_sessions", in: try client.get("/metrics").text) == 2 }
@@ -46,9 +47,11 @@ import ViewportTestSupport
         }
     }
 
+    /// A second's timeout: the three opens before the 429, and the open and `/metrics` at the
+    /// end, each come well within it on a loaded machine (each new session must still count).
     @Test func expiredSessionsFreeTheirSlots() throws {
         try withService({ c in
-            c.sessions.idleTimeout = .milliseconds(200)
+            c.sessions.idleTimeout = .seconds(1)
             c.sessions.max = 2
         }) { service in
             let client = try service.connect()
@@ -145,9 +148,11 @@ import ViewportTestSupport
         _ = try client.send("POST", "/v1/layouts", body: Array(repeating: UInt8(ascii: " "), count: 200)).problem(413)
         _ = try client.get("/nope").problem(404)
         // A request in flight holds the drain open; a request meanwhile answers 503.
+        // In flight once its head is read, which the server's `100 Continue` shows.
         let partial = try instance.connect()
-        try partial.raw.write(Array("POST /v1/layouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{".utf8))
-        Thread.sleep(forTimeInterval: 0.2)
+        try partial.raw.write(
+            Array("POST /v1/layouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 50\r\n\r\n{".utf8))
+        #expect(String(decoding: try partial.raw.read(through: Array("\r\n\r\n".utf8), timeout: 10), as: UTF8.self).hasPrefix("HTTP/1.1 100 "))
         instance.process.signal(SIGTERM)
         #expect(instance.process.waitForOutput("stopping", timeout: 10))
         #expect(try instance.connect().get("/healthz").status == 503)

@@ -197,9 +197,12 @@ struct OutageGraceTests {
         let id = "66666666666666666666666666666666"
         func pulseLeft() throws -> Int64 { try raw.send(RedisCommand("PTTL", keys.pulse(of: id))).integer ?? -2 }
         #expect([.ok, .layoutMissing].contains(open(id, on: owner)))
-        _ = try raw.send(RedisCommand("PEXPIRE", keys.pulse(of: id), 100))
+        // A pulse about to end (half a second left, for the round to find it still there)...
+        _ = try raw.send(RedisCommand("PEXPIRE", keys.pulse(of: id), 500))
+        // ...lives the gap (1 s) from a beat: read later, less the store time since.
+        var beaten = try storeNow()
         _ = owner.round(heartbeat: true)
-        #expect(try pulseLeft() > 900, "the plain beat prolongs the pulse")
+        #expect(try pulseLeft() >= 1000 - (storeNow() - beaten), "the plain beat prolongs the pulse")
         // Every instance cut off for longer than a lease: the pulse and the lease are gone.
         try simulateOutage(of: [id], owner: "nobody")
         Thread.sleep(forTimeInterval: Double(owner.leaseMilliseconds) / 8 / 1000 + 0.02)
@@ -211,9 +214,10 @@ struct OutageGraceTests {
         }
         #expect(try graceLeft(id) > 1500)
         try inEveryCell(keys.grace(cell:)) { RedisCommand("DEL", $0) }
+        beaten = try storeNow()
         _ = owner.round(heartbeat: true)
         #expect(try graceLeft(id) > 1500, "the owner's script beat notes the silence")
-        #expect(try pulseLeft() > 900)
+        #expect(try pulseLeft() >= 1000 - (storeNow() - beaten))
     }
 
     @Test func aNewInstancesPlainCheckCreatesNoBeatAndItsScriptCheckNoGrace() throws {

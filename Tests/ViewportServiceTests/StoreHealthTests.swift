@@ -26,7 +26,7 @@ final class CollectingLogHandler: LogHandler, @unchecked Sendable {
 struct StoreHealthTests {
     @Test func aFailureHoldsTheStoreDownAndTheLogComesToTheCurrentState() throws {
         let handler = CollectingLogHandler()
-        let health = StoreHealth(logger: Logger(label: "test", factory: { _ in handler }), hold: 0.2, logInterval: 0.3)
+        let health = StoreHealth(logger: Logger(label: "test", factory: { _ in handler }), hold: 0.2, logInterval: 1)
         #expect(health.isUp)
         health.logIfChanged()
         #expect(handler.lines.withLock { $0.isEmpty }, "up, as last logged (the start)")
@@ -35,15 +35,17 @@ struct StoreHealthTests {
         health.recordFailure("write: server error: NOPERM")
         #expect(!health.isUp)
         health.logIfChanged()
-        // Flapping within the log interval: no more lines…
+        // Flapping within the log interval: no more lines… (up again after `hold`, and well
+        // inside the interval however late the sleep ends)
         Thread.sleep(forTimeInterval: 0.25)
         #expect(health.isUp)
         health.logIfChanged()
         health.recordFailure("heartbeat: connection lost")
         health.logIfChanged()
         #expect(handler.lines.withLock { $0 } == ["warning: the shared store is unavailable: write: server error: NOPERM; requests that need it answer 503 until it answers"])
-        // …and once it is up for good, the log says so within an interval.
-        Thread.sleep(forTimeInterval: 0.35)
+        // …and once it is up for good, the log says so within an interval (one since the first
+        // line has passed after these two sleeps).
+        Thread.sleep(forTimeInterval: 0.8)
         #expect(health.isUp)
         health.logIfChanged()
         #expect(handler.lines.withLock { $0.last } == "notice: the shared store answers again")
