@@ -39,18 +39,28 @@ struct StoreOffloadTests {
     }
 
     /// Ten updates of `session` on `client`, 0.1 s apart: how many answered each status, and the
-    /// slowest answer's seconds.
-    static func tenSteps(_ session: inout SteppedSession, on client: Client) throws -> (statuses: [Int: Int], slowest: Double) {
-        var slowest = 0.0
+    /// seconds of each answer, sorted.
+    ///
+    /// An update that waited behind a store paused 0.4 s at a time waits the rest of a pause, so
+    /// such updates have a median near 0.2 s; one answered from memory takes milliseconds, and an
+    /// overloaded machine can stall one of ten for a few hundred. The tests bound the median
+    /// tightly and the slowest loosely.
+    static func tenSteps(_ session: inout SteppedSession, on client: Client) throws -> (statuses: [Int: Int], seconds: [Double]) {
+        var seconds: [Double] = []
         var statuses: [Int: Int] = [:]
         for _ in 0..<10 {
             let started = Date()
             let status = try session.step(client).status
-            slowest = max(slowest, Date().timeIntervalSince(started))
+            seconds.append(Date().timeIntervalSince(started))
             statuses[status, default: 0] += 1
             usleep(100_000)
         }
-        return (statuses, slowest)
+        return (statuses, seconds.sorted())
+    }
+
+    /// "median M s, slowest S s" of sorted `seconds`.
+    static func summary(_ seconds: [Double]) -> String {
+        String(format: "median %.3f s, slowest %.3f s", seconds[seconds.count / 2], seconds.last ?? 0)
     }
 
     static func unknownID(_ k: Int) -> String {
@@ -86,18 +96,18 @@ struct StoreOffloadTests {
             usleep(300_000)
 
             // Meanwhile, the owned session's updates are answered from memory.
-            let (statuses, slowest) = try Self.tenSteps(&session, on: a)
+            let (statuses, seconds) = try Self.tenSteps(&session, on: a)
             stop.store(true, ordering: .relaxed)
             #expect(try eventually(within: 15) { askers.isFinished })
 
             let waits = storeAnswers.withLock { $0 }.sorted()
             let median = waits.isEmpty ? 0 : waits[waits.count / 2]
             let longest = waits.last ?? 0
-            print("store answers: \(waits.count), median \(String(format: "%.3f", median)) s, longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            print("store answers: \(waits.count), median \(String(format: "%.3f", median)) s, longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), \(Self.summary(seconds))")
             #expect(waits.count >= 6, "requests that need the store were answered (404)")
             #expect(longest >= 0.2, "the store was slow: the longest 404 took \(longest) s")
             #expect(statuses == [200: 10])
-            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind the store")
+            #expect(seconds[5] < 0.08 && (seconds.last ?? 0) < 0.35, "updates of an owned session waited behind the store: \(Self.summary(seconds))")
         }
     }
 
@@ -165,20 +175,20 @@ struct StoreOffloadTests {
             usleep(300_000)
 
             // Meanwhile, the owned session's updates are answered from memory.
-            let (statuses, slowest) = try Self.tenSteps(&session, on: a)
+            let (statuses, seconds) = try Self.tenSteps(&session, on: a)
             stop.store(true, ordering: .relaxed)
             #expect(try eventually(within: 15) { streamers.isFinished })
 
             let answered = streams.withLock { $0 }
             let byStatus = Dictionary(answered.map { ($0.status, 1) }, uniquingKeysWith: +)
             let longest = answered.map(\.seconds).max() ?? 0
-            print("\(start)s: \(byStatus), longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), slowest \(String(format: "%.3f", slowest)) s")
+            print("\(start)s: \(byStatus), longest \(String(format: "%.3f", longest)) s; owned session: \(statuses), \(Self.summary(seconds))")
             #expect(answered.count >= 6)
             #expect(byStatus[200, default: 0] >= 1, "streams took sessions B held")
             #expect(Set(byStatus.keys).isSubset(of: [200, 404, 503]), "\(byStatus)")
             #expect(longest >= 0.2, "the store was slow: the longest stream took \(longest) s")
             #expect(statuses == [200: 10])
-            #expect(slowest < 0.15, "an update of an owned session waited \(slowest) s behind \(start)s waiting on the store")
+            #expect(seconds[5] < 0.08 && (seconds.last ?? 0) < 0.35, "updates of an owned session waited behind \(start)s waiting on the store: \(Self.summary(seconds))")
         }
     }
 

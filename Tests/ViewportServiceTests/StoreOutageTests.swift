@@ -98,10 +98,7 @@ struct StoreOutageTests {
             #expect(try eventually(within: 5) { try a.get("/healthz").json["store"] as? String == "ok" })
             #expect(try eventually(within: 5) { try step(a).status == 200 })
             // Every update answered 200 is in the store: another instance continues from it
-            // (once it, too, finds the store back). Its connection is opened here, where it is
-            // first used: one opened at the start idled through all of the above (4.2-4.7 s on a
-            // loaded machine), too close to the server's idle timeout (`http.connectionTimeout`,
-            // 5 s in tests), which then closed it just before its first request.
+            // (once it, too, finds the store back).
             let b = try cluster[1].connect(timeout: 10)
             #expect(try eventually(within: 5) { try b.get("/healthz").json["store"] as? String == "ok" })
             // A client retries a 503 (it carries Retry-After): the handover may wait for the owner.

@@ -22,7 +22,10 @@ final class TestService: @unchecked Sendable {
         c.http.host = "127.0.0.1"
         c.http.port = 0
         c.http.threads = 2
-        c.http.connectionTimeout = .seconds(5)
+        // The product's default: a client connected at a test's start may idle through a long
+        // set-up on a loaded machine (a big layout, a store failover) before its first request;
+        // a shorter idle timeout closes it under the test. Tests of the timeout set their own.
+        c.http.connectionTimeout = .seconds(30)
         c.http.drainTimeout = .seconds(5)
         configure(&c)
         token = c.authToken
